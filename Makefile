@@ -1,0 +1,49 @@
+# Every target sets up its own environment: a fresh clone needs only python3 and make.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+UV     := $(VENV)/bin/uv
+NAME   ?= job_seeking
+MODEL  ?=
+TASK   ?=
+# Offline by default: nothing reaches for a model hub or litellm's price map.
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export TOKENIZERS_PARALLELISM := false
+
+# The CPU torch wheel comes from pip's find-links directory when the machine has one,
+# otherwise from the PyTorch CPU index; never the CUDA build from PyPI.
+TORCH_SOURCE := $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),--extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
+
+.PHONY: env domain graph verify test bench serve clean-env
+
+env: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet uv==0.9.0
+	$(UV) pip install --python $(PY) --compile-bytecode $(TORCH_SOURCE) -r requirements.lock
+	$(UV) pip install --python $(PY) --no-deps --compile-bytecode -e .
+	touch $@
+
+domain: env
+	$(PY) -m agents $(NAME) $(if $(MODEL),--model $(MODEL))
+
+graph: env
+	$(PY) -m graph $(NAME) $(if $(MODEL),--model $(MODEL))
+
+verify: env
+	$(PY) -m pytest -q domains/$(NAME)/tests
+
+test: env
+	$(PY) -m pytest -n 2 tests domains
+
+bench: env
+	$(PY) -m bench
+
+serve: env
+	@$(PY) -m mcp_servers $(NAME) $(if $(TASK),--task $(TASK))
+
+clean-env:
+	rm -rf $(VENV)

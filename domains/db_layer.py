@@ -1,0 +1,322 @@
+"""Compile a DB schema into the domain's SQLModel module (db.py) and its integrity tests.
+
+No LLM is involved: the same schema always gives the same bytes. The module carries a small
+runtime the tool code relies on: the declared exceptions, the episode clock, deterministic
+ID generation and state load/dump helpers.
+"""
+
+from __future__ import annotations
+
+import json
+from graphlib import TopologicalSorter
+
+from domains.spec import DBSchema, Table
+
+_PY_TYPE = {
+    "string": "str", "text": "str", "integer": "int", "number": "float",
+    "boolean": "bool", "date": "date", "datetime": "NaiveDatetime",
+}
+
+RUNTIME = '''
+class ToolError(Exception):
+    """Base of the exceptions a tool declares; the message is shown to the agent."""
+
+
+class NotFound(ToolError):
+    pass
+
+
+class InvalidInput(ToolError):
+    pass
+
+
+class Conflict(ToolError):
+    pass
+
+
+class PreconditionFailed(ToolError):
+    pass
+
+
+DEFAULT_NOW = "2025-03-01T09:00:00"
+
+
+def now(session: Session) -> datetime:
+    """The episode clock: fixed per episode so that runs are reproducible."""
+    return datetime.fromisoformat(session.info.get("now", DEFAULT_NOW))
+
+
+def today(session: Session) -> date:
+    return now(session).date()
+
+
+def next_id(session: Session, model: type[SQLModel]) -> str:
+    """The next generated primary key of a table: PREFIX-0001, PREFIX-0002, ..."""
+    prefix = ID_PREFIX[model.__tablename__]
+    pk = getattr(model, PRIMARY_KEY[model.__tablename__])
+    highest = 0
+    for (key,) in session.execute(select(pk).where(pk.startswith(prefix + "-"))):
+        tail = key[len(prefix) + 1:]
+        if tail.isdigit():
+            highest = max(highest, int(tail))
+    return f"{prefix}-{highest + 1:04d}"
+
+
+def parse_date(value: object, field: str) -> date:
+    """Parse a YYYY-MM-DD argument or raise InvalidInput naming the field."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError:
+        raise InvalidInput(f"{field} must be a date in YYYY-MM-DD format, got {value!r}") from None
+
+
+def parse_datetime(value: object, field: str) -> datetime:
+    """Parse an ISO date-time (YYYY-MM-DDTHH:MM:SS or YYYY-MM-DD) or raise InvalidInput."""
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        raise InvalidInput(f"{field} must be a date-time in YYYY-MM-DDTHH:MM:SS format, got {value!r}") from None
+
+
+def get_or_raise(session: Session, model: type[SQLModel], key: object) -> SQLModel:
+    row = session.get(model, key)
+    if row is None:
+        raise NotFound(f"{model.__tablename__} {key!r} does not exist")
+    return row
+
+
+def _json(value: object) -> object:
+    return value.isoformat() if isinstance(value, (date, datetime)) else value
+
+
+def to_dict(row: SQLModel) -> dict:
+    """A row as JSON-ready data (dates as ISO strings), in column order."""
+    return {c: _json(getattr(row, c)) for c in COLUMNS[row.__tablename__]}
+
+
+def _from_json(table: str, row: dict) -> dict:
+    out = {}
+    for column, value in row.items():
+        kind = COLUMN_TYPES[table].get(column)
+        if kind is None:
+            raise InvalidInput(f"{table} has no column {column!r}")
+        if value is not None and kind == "date":
+            value = parse_date(value, f"{table}.{column}")
+        elif value is not None and kind == "datetime":
+            value = parse_datetime(value, f"{table}.{column}")
+        out[column] = value
+    return out
+
+
+def load_state(session: Session, state: dict) -> None:
+    """Insert a state (table -> rows of JSON values) in foreign-key order."""
+    unknown = set(state) - set(MODELS)
+    if unknown:
+        raise InvalidInput(f"unknown tables: {sorted(unknown)}")
+    for table in TABLE_ORDER:
+        for row in state.get(table, []):
+            session.add(MODELS[table](**_from_json(table, row)))
+        session.flush()
+
+
+def dump_state(session: Session) -> dict:
+    """Every table's rows as JSON values, ordered by primary key."""
+    out = {}
+    for table in TABLE_ORDER:
+        model = MODELS[table]
+        rows = session.exec(select(model).order_by(getattr(model, PRIMARY_KEY[table]))).all()
+        out[table] = [to_dict(r) for r in rows]
+    return out
+
+
+def create_all(engine) -> None:
+    Base.metadata.create_all(engine)
+'''
+
+
+def _table_order(schema: DBSchema) -> list[str]:
+    """Tables with referenced tables first, ties broken by declaration order."""
+    deps = {t.name: set() for t in schema.tables}
+    for t in schema.tables:
+        for c in t.columns:
+            if c.foreign_key and c.foreign_key.split(".")[0] != t.name:
+                deps[t.name].add(c.foreign_key.split(".")[0])
+    sorter = TopologicalSorter(deps)
+    sorter.prepare()
+    order: list[str] = []
+    declared = [t.name for t in schema.tables]
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready(), key=declared.index)
+        order.extend(ready)
+        sorter.done(*ready)
+    return order
+
+
+def class_name(table: str) -> str:
+    return "".join(part.capitalize() for part in table.split("_"))
+
+
+def _column_code(table: Table, col) -> str:
+    py = _PY_TYPE[col.type]
+    optional = col.nullable and not col.primary_key
+    annotation = f"Optional[{py}]" if optional else py
+    args: list[str] = []
+    if col.primary_key:
+        args.append("primary_key=True")
+    if col.default is not None:
+        args.append(f"default={col.default!r}")
+    elif optional:
+        args.append("default=None")
+    if col.foreign_key:
+        args.append(f"foreign_key={col.foreign_key!r}")
+    if col.unique:
+        args.append("unique=True")
+    if col.max_length:
+        args.append(f"max_length={col.max_length}")
+    if not optional and not col.primary_key:
+        args.append("nullable=False")
+    if col.description:
+        args.append(f"description={col.description!r}")
+    return f"    {col.name}: {annotation} = Field({', '.join(args)})"
+
+
+def _checks(table: Table) -> list[str]:
+    checks = []
+    for col in table.columns:
+        if col.choices:
+            allowed = ", ".join("'" + v.replace("'", "''") + "'" for v in col.choices)
+            checks.append(f"{col.name} IS NULL OR {col.name} IN ({allowed})")
+        if col.minimum is not None:
+            checks.append(f"{col.name} IS NULL OR {col.name} >= {col.minimum:g}")
+        if col.maximum is not None:
+            checks.append(f"{col.name} IS NULL OR {col.name} <= {col.maximum:g}")
+        if col.max_length and col.type in ("string", "text"):
+            checks.append(f"{col.name} IS NULL OR length({col.name}) <= {col.max_length}")
+    return checks
+
+
+def compile_db(domain: str, schema: DBSchema) -> str:
+    """The source of db.py for `schema`."""
+    order = _table_order(schema)
+    lines = [
+        f'"""{domain} DB layer, compiled from spec.json by worldsmith. Do not edit: recompile."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from datetime import date, datetime",
+        "from typing import Optional",
+        "",
+        "from pydantic import NaiveDatetime",
+        "from sqlalchemy import CheckConstraint, event",
+        "from sqlalchemy.engine import Engine",
+        "from sqlalchemy.orm import registry",
+        "from sqlmodel import Field, Session, SQLModel, select",
+        "",
+        "",
+        "class Base(SQLModel, registry=registry()):",
+        '    """Own registry: two domains (or two loads of one) never share table metadata."""',
+        "",
+    ]
+    for table in schema.tables:
+        lines += ["", f"class {class_name(table.name)}(Base, table=True):"]
+        if table.description:
+            lines.append(f"    {table.description!r}")
+        lines.append(f"    __tablename__ = {table.name!r}")
+        checks = _checks(table)
+        if checks:
+            inner = ", ".join(
+                f"CheckConstraint({c!r}, name={f'ck_{table.name}_{i}'!r})" for i, c in enumerate(checks)
+            )
+            lines.append(f"    __table_args__ = ({inner},)")
+        lines += [_column_code(table, c) for c in table.columns]
+        lines.append("")
+    lines += [
+        "",
+        "MODELS: dict[str, type[Base]] = {" + ", ".join(f"{t.name!r}: {class_name(t.name)}" for t in schema.tables) + "}",
+        f"TABLE_ORDER: list[str] = {order!r}",
+        "PRIMARY_KEY: dict[str, str] = {" + ", ".join(f"{t.name!r}: {t.primary_key.name!r}" for t in schema.tables) + "}",
+        "ID_PREFIX: dict[str, str] = {" + ", ".join(f"{t.name!r}: {t.id_prefix!r}" for t in schema.tables) + "}",
+        "COLUMNS: dict[str, list[str]] = {" + ", ".join(f"{t.name!r}: {[c.name for c in t.columns]!r}" for t in schema.tables) + "}",
+        "COLUMN_TYPES: dict[str, dict[str, str]] = {"
+        + ", ".join(f"{t.name!r}: {({c.name: c.type for c in t.columns})!r}" for t in schema.tables)
+        + "}",
+        "",
+        "",
+        "@event.listens_for(Engine, 'connect')",
+        "def _foreign_keys_on(dbapi_connection, _record) -> None:",
+        '    dbapi_connection.execute("PRAGMA foreign_keys=ON")',
+        "",
+    ]
+    return "\n".join(lines) + RUNTIME
+
+
+def sample_row(table: Table, index: int = 1, refs: dict[str, str] | None = None) -> dict:
+    """A valid row for `table` built from column types; `refs` gives foreign key values."""
+    refs = refs or {}
+    row: dict = {}
+    for col in table.columns:
+        if col.primary_key:
+            row[col.name] = f"{table.id_prefix}-{index:04d}"
+        elif col.foreign_key:
+            row[col.name] = refs.get(col.foreign_key.split(".")[0])
+        elif col.choices:
+            row[col.name] = col.choices[0]
+        elif col.type in ("integer", "number"):
+            lo = col.minimum if col.minimum is not None else 1
+            row[col.name] = int(lo) if col.type == "integer" else float(lo)
+        elif col.type == "boolean":
+            row[col.name] = False
+        elif col.type == "date":
+            row[col.name] = "2025-01-15"
+        elif col.type == "datetime":
+            row[col.name] = "2025-01-15T10:00:00"
+        else:
+            row[col.name] = f"{col.name} {index}"[: col.max_length or 100]
+    return row
+
+
+def integrity_cases(schema: DBSchema) -> list[dict]:
+    """Data for the generated integrity tests: a valid row per table, and rows that must be refused."""
+    order = _table_order(schema)
+    valid: dict[str, dict] = {}
+    for name in order:
+        table = schema.table(name)
+        refs = {t: valid[t][schema.table(t).primary_key.name] for t in valid}
+        valid[name] = sample_row(table, 1, refs)
+    cases = []
+    for name in order:
+        table = schema.table(name)
+        base = {t: [valid[t]] for t in order[: order.index(name) + 1]}
+        cases.append({"table": name, "kind": "valid", "state": base})
+        for col in table.columns:
+            bad = dict(valid[name])
+            if col.primary_key:
+                continue
+            if not col.nullable and col.default is None:
+                cases.append({"table": name, "kind": f"not_null:{col.name}", "state": _with(base, name, {**bad, col.name: None})})
+            if col.foreign_key:
+                cases.append({"table": name, "kind": f"foreign_key:{col.name}", "state": _with(base, name, {**bad, col.name: "MISSING-9999"})})
+            if col.choices:
+                cases.append({"table": name, "kind": f"choice:{col.name}", "state": _with(base, name, {**bad, col.name: "__not_a_choice__"})})
+            if col.minimum is not None:
+                cases.append({"table": name, "kind": f"minimum:{col.name}", "state": _with(base, name, {**bad, col.name: col.minimum - 1})})
+            if col.maximum is not None:
+                cases.append({"table": name, "kind": f"maximum:{col.name}", "state": _with(base, name, {**bad, col.name: col.maximum + 1})})
+        cases.append({"table": name, "kind": "duplicate_primary_key", "state": _with(base, name, valid[name], append=True)})
+    return cases
+
+
+def _with(base: dict, table: str, row: dict, append: bool = False) -> dict:
+    state = {t: list(rows) for t, rows in base.items()}
+    state[table] = state[table] + [row] if append else state[table][:-1] + [row]
+    return state
+
+
+def integrity_json(schema: DBSchema) -> str:
+    return json.dumps(integrity_cases(schema), indent=1, sort_keys=True) + "\n"
