@@ -27,6 +27,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 T = TypeVar("T", bound=BaseModel)
 
+IDENT_HELP = "use a snake_case identifier: a lowercase letter, then lowercase letters, digits or underscores"
+
+
+def valid_name(name: str) -> bool:
+    """Domain names become folder names: plain identifiers only, so nothing escapes domains/."""
+    return bool(re.fullmatch(r"[a-z][a-z0-9_]{0,63}", name or ""))
+
 
 class LLMError(RuntimeError):
     """The model could not give a valid answer for a step."""

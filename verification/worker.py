@@ -150,6 +150,22 @@ class Worker:
             results.append(self._run_test(tool, test, msg.get("timeout", 2.0)))
         return {"ok": True, "results": results}
 
+    def integrity(self, msg: dict) -> dict:
+        """Load each case's state; report whether the DB layer accepted it."""
+        results = []
+        for case in msg["cases"]:
+            session, conn = self.fresh_session(None)
+            try:
+                self.db.load_state(session, case["state"])
+                session.commit()
+                results.append(None)
+            except Exception as error:
+                results.append(f"{type(error).__name__}: {str(error).splitlines()[0][:300]}")
+            finally:
+                session.close()
+                conn.close()
+        return {"ok": True, "results": results}
+
     def _run_test(self, tool: str, test: dict, timeout: float) -> dict:
         session, conn = self.fresh_session(test.get("now"))
         outcome = {"name": test["name"], "kind": test["kind"], "passed": False, "problems": []}
@@ -251,7 +267,8 @@ def _write_frame(message: dict) -> None:
 
 def main() -> None:
     worker = Worker()
-    handlers = {"init": worker.init, "define": worker.define, "test": worker.run_tests}
+    handlers = {"init": worker.init, "define": worker.define, "test": worker.run_tests,
+                "integrity": worker.integrity}
     extra = os.environ.get("WORLDSMITH_WORKER_EXTENSION")
     if extra:  # e.g. the episode runtime adds its own operations
         module = __import__(extra)

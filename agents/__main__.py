@@ -1,0 +1,70 @@
+"""`python -m agents NAME [--model MODEL]`: build a domain universe (what `make domain` runs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from agents.llm import IDENT_HELP, LLM, MissingStep, Transcript, backend_for, valid_name
+from agents.pipeline import Run, run_pipeline
+
+DOMAINS = Path(__file__).resolve().parent.parent / "domains"
+
+NO_MODEL = """worldsmith: there is no recorded transcript for the domain {name!r}, and no model is configured
+to synthesize it. Set MODEL to any litellm model string and the key its provider needs, for example
+`make domain NAME={name} MODEL=openai/gpt-4.1` with OPENAI_API_KEY set, `MODEL=anthropic/claude-sonnet-4-5`
+with ANTHROPIC_API_KEY, `MODEL=ollama/qwen3:32b` for a local Ollama, or `MODEL=openai/<model>` with
+API_BASE=http://host:port/v1 for any OpenAI-compatible server. Every exchange is recorded to
+domains/{name}/transcript.jsonl, so later runs replay offline."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agents", description=__doc__)
+    parser.add_argument("name", help="domain keyword, a snake_case identifier such as job_seeking")
+    parser.add_argument("--model", default=None, help="litellm model string; without it the transcript is replayed")
+    parser.add_argument("--concurrency", type=int, default=2, help="tools built at once (default 2)")
+    parser.add_argument("--fresh", action="store_true", help="ignore an interrupted run's checkpoint")
+    parser.add_argument("--no-graph", action="store_true", help="stop after the verified tools")
+    args = parser.parse_args(argv)
+
+    if not valid_name(args.name):
+        print(f"worldsmith: {args.name!r} is not a valid domain name: {IDENT_HELP}", file=sys.stderr)
+        return 2
+    out = DOMAINS / args.name
+    transcript_path = out / "transcript.jsonl"
+    if not args.model and not transcript_path.exists():
+        print(NO_MODEL.format(name=args.name), file=sys.stderr)
+        return 2
+
+    transcript = Transcript(transcript_path)
+    if args.model and not (out / ".checkpoints.sqlite").exists():
+        transcript.entries.clear()  # a new recording replaces the old one
+    llm = LLM(backend_for(args.model), transcript)
+    return execute(Run(args.name, out, llm, concurrency=args.concurrency, with_graph=not args.no_graph), args.fresh)
+
+
+def execute(run: Run, fresh: bool = False) -> int:
+    """Run the pipeline, save what was recorded, and report; shared by the authoring entry point."""
+    started = time.perf_counter()
+    try:
+        state = run_pipeline(run, fresh=fresh)
+    except MissingStep as error:
+        print(f"worldsmith: replay stopped: {error}. Re-record with MODEL=<litellm model>.", file=sys.stderr)
+        return 1
+    finally:
+        if not run.llm.replaying:
+            run.llm.transcript.save()
+    timings = {"total_seconds": round(time.perf_counter() - started, 3), "stages": state.get("timings", {})}
+    (run.out / "timings.json").write_text(json.dumps(timings, indent=2, sort_keys=True) + "\n")
+    if run.llm.changed_prompts:
+        print(f"worldsmith: {len(run.llm.changed_prompts)} replayed steps were recorded with a different prompt "
+              f"(the answers were served as recorded): {', '.join(run.llm.changed_prompts[:10])}", file=sys.stderr)
+    print(f"worldsmith: {run.domain} written to domains/{run.domain}/ in {timings['total_seconds']:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

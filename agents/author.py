@@ -1,0 +1,38 @@
+"""`python -m agents.author NAME ANSWERS.json... [--no-graph]`: record a transcript from hand-written answers.
+
+For bundled domains and fixtures: the answers (step key → answer object, or a string for a
+deliberately malformed answer) are served by a scripted model, on top of the answers already
+in the domain's transcript, and the whole pipeline runs as it would against a real model:
+prompts are hashed, tokens counted offline, and the tool code is judged in the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from agents.__main__ import DOMAINS, execute
+from agents.llm import LLM, ScriptedBackend, Transcript, valid_name
+from agents.pipeline import Run
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 1 or not valid_name(argv[0]):
+        print(__doc__, file=sys.stderr)
+        return 2
+    with_graph = "--no-graph" not in argv
+    name, *files = [a for a in argv if a != "--no-graph"]
+    out = DOMAINS / name
+    transcript = Transcript(out / "transcript.jsonl")
+    answers: dict = {key: entry["response"] for key, entry in transcript.entries.items()}
+    for file in files:
+        answers.update(json.loads(Path(file).read_text()))
+    backend = ScriptedBackend(answers)
+    backend.model = "authored"
+    transcript.entries.clear()
+    return execute(Run(name, out, LLM(backend, transcript), with_graph=with_graph), fresh=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

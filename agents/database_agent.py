@@ -1,0 +1,47 @@
+"""Database agent: tool schemas → a consolidated DB schema and the tool→table mapping."""
+
+from __future__ import annotations
+
+import json
+
+from agents.answers import DatabaseDesign
+from agents.llm import LLM, StepKey
+from agents.prompts import DATABASE_SYSTEM
+from domains.spec import DBSchema, Table, ToolSchema
+
+
+def design_database(llm: LLM, domain: str, tools: list[ToolSchema]) -> tuple[DBSchema, dict[str, list[str]]]:
+    prompt = f"Domain: {domain}\n\nTool schemas:\n" + json.dumps(
+        [t.model_dump(exclude_defaults=True) for t in tools], indent=1
+    )
+    design = llm.structured(StepKey("database"), DATABASE_SYSTEM, prompt, DatabaseDesign)
+    return consolidate(design, [t.name for t in tools])
+
+
+def consolidate(design: DatabaseDesign, tool_names: list[str]) -> tuple[DBSchema, dict[str, list[str]]]:
+    """De-duplicate tables, drop tables no tool touches (and mappings to unknown tools or tables)."""
+    tables: dict[str, Table] = {}
+    for table in design.tables:
+        if table.name in tables:  # same entity proposed twice: merge its columns
+            known = {c.name for c in tables[table.name].columns}
+            extra = [c for c in table.columns if c.name not in known]
+            tables[table.name] = tables[table.name].model_copy(update={"columns": tables[table.name].columns + extra})
+        else:
+            tables[table.name] = table
+    mapping = {
+        tool: sorted(dict.fromkeys(t for t in design.tool_tables.get(tool, []) if t in tables))
+        for tool in tool_names
+    }
+    used = {t for names in mapping.values() for t in names}
+    # A table only referenced through foreign keys of a used table is still needed.
+    changed = True
+    while changed:
+        changed = False
+        for name in list(used):
+            for column in tables[name].columns:
+                target = column.foreign_key.split(".")[0] if column.foreign_key else None
+                if target and target in tables and target not in used:
+                    used.add(target)
+                    changed = True
+    kept = [t for t in tables.values() if t.name in used]
+    return DBSchema(tables=kept), mapping

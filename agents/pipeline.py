@@ -1,0 +1,326 @@
+"""The domain-foundation pipeline, wired as a resumable LangGraph.
+
+schema → database → compile_db → build_tool (one per tool, concurrently) → assemble → graph
+
+Each node is a plain function over the run's state; the LLM, the sandboxes and the output
+folder live in a `Run`, outside the checkpointed state. A SQLite checkpointer under the domain
+folder lets an interrupted run resume: finished tools are not built again.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import operator
+import queue
+import sqlite3
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, TypedDict
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+from agents.code_agent import write_tool
+from agents.database_agent import design_database
+from agents.debug_agent import propose_fix
+from agents.llm import LLM, LLMError, Transcript
+from agents.schema_agent import propose_tools
+from agents.test_agent import write_tests
+from domains.db_layer import compile_db, integrity_cases, integrity_json
+from domains.spec import DomainSpec, ToolTest
+from verification.procedural import TEST_MODULE, failure_report, run_integrity
+from verification.sandbox import Sandbox
+
+
+def _merge(a: dict, b: dict) -> dict:
+    return {**a, **b}
+
+
+class State(TypedDict, total=False):
+    domain: str
+    description: str
+    spec: dict
+    db_source: str
+    results: Annotated[dict, _merge]
+    timings: Annotated[dict, _merge]
+    graph: dict
+
+
+@dataclass
+class Run:
+    """What a run needs besides its state: the model gateway, sandboxes and where to write."""
+
+    domain: str
+    out: Path
+    llm: LLM
+    concurrency: int = 2
+    debug_budget: int = 3
+    test_timeout: float = 2.0
+    with_graph: bool = True
+    _pool: queue.Queue | None = None
+    _boxes: list[Sandbox] = field(default_factory=list)
+
+    def log(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    def sandbox(self, db_source: str) -> Sandbox:
+        if self._pool is None:
+            self._pool = queue.Queue()
+            for _ in range(self.concurrency):
+                box = Sandbox(db_source, timeout=self.test_timeout)
+                self._boxes.append(box)
+                self._pool.put(box)
+        return self._pool.get()
+
+    def release(self, box: Sandbox) -> None:
+        self._pool.put(box)
+
+    def close(self) -> None:
+        for box in self._boxes:
+            box.close()
+
+    # -- nodes ---------------------------------------------------------------------------
+    def schema(self, state: State) -> State:
+        t = time.perf_counter()
+        answer = propose_tools(self.llm, self.domain)
+        self.log(f"schema: {len(answer.tools)} tools proposed")
+        return {"description": answer.description, "spec": {"tools": [x.model_dump() for x in answer.tools]},
+                "timings": {"schema": time.perf_counter() - t}}
+
+    def database(self, state: State) -> State:
+        t = time.perf_counter()
+        from domains.spec import ToolSchema
+
+        tools = [ToolSchema.model_validate(x) for x in state["spec"]["tools"]]
+        db, mapping = design_database(self.llm, self.domain, tools)
+        spec = DomainSpec(name=self.domain, description=state["description"], tools=tools, db=db, tool_tables=mapping)
+        self.log(f"database: {len(db.tables)} tables")
+        return {"spec": spec.model_dump(), "timings": {"database": time.perf_counter() - t}}
+
+    def compile_db(self, state: State) -> State:
+        t = time.perf_counter()
+        spec = DomainSpec.model_validate(state["spec"])
+        source = compile_db(self.domain, spec.db)
+        box = self.sandbox(source)
+        try:
+            problems = run_integrity(box, integrity_cases(spec.db))
+        finally:
+            self.release(box)
+        if problems:
+            raise RuntimeError("the compiled DB layer fails its integrity tests:\n" + "\n".join(problems))
+        self.log(f"db layer: compiled, {len(integrity_cases(spec.db))} integrity cases pass")
+        return {"db_source": source, "timings": {"compile_db": time.perf_counter() - t}}
+
+    def fan_out(self, state: State) -> list[Send]:
+        done = state.get("results", {})
+        return [Send("build_tool", {"tool": t["name"], "spec": state["spec"], "db_source": state["db_source"]})
+                for t in state["spec"]["tools"] if t["name"] not in done]
+
+    def build_tool(self, task: dict) -> State:
+        """Code, tests, sandbox, and the debug loop for one tool."""
+        spec = DomainSpec.model_validate(task["spec"])
+        tool = spec.tool(task["tool"])
+        started = time.perf_counter()
+        record = {"status": "dropped", "debug_attempts": 0, "repaired": False, "reason": ""}
+        try:
+            code = write_tool(self.llm, spec, tool, task["db_source"])
+            tests = write_tests(self.llm, spec, tool)
+        except LLMError as error:
+            record["reason"] = str(error)
+            return self._finish(tool.name, record, started, 0.0)
+        box = self.sandbox(task["db_source"])
+        test_seconds = 0.0
+        try:
+            for attempt in range(self.debug_budget + 1):
+                t = time.perf_counter()
+                refused = box.define(tool.name, code)
+                results = [] if refused else box.run_tests(tool.name, [x.model_dump() for x in tests])
+                test_seconds += time.perf_counter() - t
+                if not refused and all(r["passed"] for r in results):
+                    record.update(status="verified", repaired=attempt > 0, code=code,
+                                  tests=[x.model_dump(exclude_defaults=True) for x in tests])
+                    break
+                report = f"the code was refused: {refused}" if refused else failure_report(results)
+                record["reason"] = first_problem(refused, results)
+                if attempt == self.debug_budget:
+                    break
+                try:
+                    fix = propose_fix(self.llm, tool, code, tests, report, attempt)
+                except LLMError as error:
+                    record["reason"] = str(error)
+                    break
+                record["debug_attempts"] += 1
+                if fix.fix == "code":
+                    code = fix.code
+                else:
+                    tests = [ToolTest.model_validate(x.model_dump()) for x in fix.tests]
+        finally:
+            self.release(box)
+        return self._finish(tool.name, record, started, test_seconds)
+
+    def _finish(self, name: str, record: dict, started: float, test_seconds: float) -> State:
+        note = {"verified": "verified", "dropped": "DROPPED"}[record["status"]]
+        if record["repaired"]:
+            note += f" after {record['debug_attempts']} debug fix(es)"
+        if record["status"] == "dropped":
+            note += f": {record['reason']}"
+        self.log(f"tool {name}: {note}")
+        return {"results": {name: record},
+                "timings": {f"tool:{name}": {"total": time.perf_counter() - started, "tests": test_seconds}}}
+
+    def assemble(self, state: State) -> State:
+        spec = DomainSpec.model_validate(state["spec"])
+        results = state["results"]
+        verified = sorted(n for n, r in results.items() if r["status"] == "verified")
+        write_domain(self.out, spec, state["db_source"], {n: results[n] for n in verified})
+        report = {
+            "domain": self.domain,
+            "tables": len(spec.db.tables),
+            "tools": {
+                "proposed": [t.name for t in spec.tools],
+                "verified": verified,
+                "dropped": sorted(n for n, r in results.items() if r["status"] == "dropped"),
+            },
+            "dropped_reasons": {n: r["reason"] for n, r in sorted(results.items()) if r["status"] == "dropped"},
+            "debug": {
+                "repaired": sorted(n for n, r in results.items() if r["repaired"]),
+                "attempts": sum(r["debug_attempts"] for r in results.values()),
+            },
+            "procedural_tests": sum(len(results[n]["tests"]) for n in verified),
+            "validation_reasks": sorted(self.llm.reasks),
+            "tokens": transcript_tokens(self.llm.transcript),
+        }
+        write_json(self.out / "report.json", report)
+        self.log(f"assemble: {len(verified)} verified, {len(report['tools']['dropped'])} dropped")
+        return {}
+
+    def graph(self, state: State) -> State:
+        from graph.build import build_graph, write_graph
+
+        t = time.perf_counter()
+        spec = DomainSpec.model_validate(state["spec"])
+        verified = sorted(n for n, r in state["results"].items() if r["status"] == "verified")
+        g = build_graph(spec, verified, self.llm, cache_dir=self.out / ".embeddings")
+        stats = write_graph(g, self.out)
+        report = json.loads((self.out / "report.json").read_text())
+        report["graph"] = stats
+        report["tokens"] = transcript_tokens(self.llm.transcript)
+        write_json(self.out / "report.json", report)
+        self.log(f"graph: {stats.get('edges', '?')} edges")
+        return {"graph": stats, "timings": {"graph": time.perf_counter() - t}}
+
+    def compiled(self, checkpointer) -> object:
+        builder = StateGraph(State)
+        builder.add_node("schema", self.schema)
+        builder.add_node("database", self.database)
+        builder.add_node("compile_db", self.compile_db)
+        builder.add_node("build_tool", self.build_tool)
+        builder.add_node("assemble", self.assemble)
+        builder.add_edge(START, "schema")
+        builder.add_edge("schema", "database")
+        builder.add_edge("database", "compile_db")
+        builder.add_conditional_edges("compile_db", self.fan_out, ["build_tool"])
+        builder.add_edge("build_tool", "assemble")
+        if self.with_graph:
+            builder.add_node("graph", self.graph)
+            builder.add_edge("assemble", "graph")
+            builder.add_edge("graph", END)
+        else:
+            builder.add_edge("assemble", END)
+        return builder.compile(checkpointer=checkpointer)
+
+
+def first_problem(refused: str | None, results: list[dict]) -> str:
+    if refused:
+        return f"the code was refused: {refused}"[:300]
+    failed = next(r for r in results if not r["passed"])
+    return f"test {failed['name']}: {failed['problems'][0]}".splitlines()[0][:300]
+
+
+def transcript_tokens(transcript: Transcript) -> dict:
+    """Tokens per stage and in total, from the recorded exchanges (identical on replay)."""
+    from agents.llm import STAGE_ORDER
+
+    stages: dict[str, dict[str, int]] = defaultdict(lambda: {"prompt": 0, "completion": 0})
+    for entry in transcript.entries.values():
+        stages[entry["stage"]]["prompt"] += entry["usage"]["prompt_tokens"]
+        stages[entry["stage"]]["completion"] += entry["usage"]["completion_tokens"]
+    ordered = {s: stages[s] for s in sorted(stages, key=lambda s: STAGE_ORDER.get(s, 99))}
+    total = {k: sum(v[k] for v in ordered.values()) for k in ("prompt", "completion")}
+    total["total"] = total["prompt"] + total["completion"]
+    return {"stages": ordered, "total": total}
+
+
+def write_json(path: Path, data: object) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def assemble_tools(domain: str, sources: dict[str, str]) -> str:
+    """tools.py: the verified tools' imports merged on top, each tool's code under a marker."""
+    from_imports: dict[str, set[str]] = defaultdict(set)
+    plain: set[str] = set()
+    blocks = []
+    for name in sorted(sources):
+        tree = ast.parse(sources[name])
+        lines = sources[name].splitlines()
+        body_start = 0
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                from_imports[node.module].update(a.name if not a.asname else f"{a.name} as {a.asname}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                plain.update(a.name for a in node.names)
+            elif not isinstance(node, ast.ImportFrom):
+                body_start = node.lineno - 1 - len(node.decorator_list) if hasattr(node, "decorator_list") else node.lineno - 1
+                break
+        else:
+            body_start = len(lines)
+        body = "\n".join(lines[body_start:]).strip("\n")
+        blocks.append(f"# tool: {name}\n{body}\n")
+    header = [f'"""{domain} tools: each block below was verified by its procedural tests in the sandbox.', "",
+              'Generated by worldsmith; blocks are loaded one at a time, with the imports above them."""', ""]
+    header += [f"import {m}" for m in sorted(plain)]
+    header += [f"from {m} import {', '.join(sorted(n))}" for m, n in sorted(from_imports.items())]
+    return "\n".join(header) + "\n\n\n" + "\n\n".join(blocks)
+
+
+def write_domain(out: Path, spec: DomainSpec, db_source: str, verified: dict[str, dict]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "spec.json", spec.model_dump(exclude_defaults=True))
+    (out / "db.py").write_text(db_source)
+    (out / "tools.py").write_text(assemble_tools(spec.name, {n: r["code"] for n, r in verified.items()}))
+    tests_dir = out / "tests"
+    tests_dir.mkdir(exist_ok=True)
+    for stale in tests_dir.glob("*.json"):
+        stale.unlink()
+    for name, record in verified.items():
+        write_json(tests_dir / f"{name}.json", record["tests"])
+    (tests_dir / "integrity.json").write_text(integrity_json(spec.db))
+    (tests_dir / "test_domain.py").write_text(TEST_MODULE.format(name=spec.name))
+
+
+def run_pipeline(run: Run, fresh: bool = False) -> dict:
+    """Run (or resume) the pipeline for `run.domain`; returns the final state."""
+    run.out.mkdir(parents=True, exist_ok=True)
+    db_path = run.out / ".checkpoints.sqlite"
+    if fresh and db_path.exists():
+        db_path.unlink()
+    conn = sqlite3.connect(str(db_path), check_same_thread=False)
+    try:
+        graph = run.compiled(SqliteSaver(conn))
+        config = {"configurable": {"thread_id": run.domain}, "max_concurrency": run.concurrency}
+        snapshot = graph.get_state(config)
+        if snapshot.next:
+            run.log(f"resuming {run.domain} at {', '.join(snapshot.next)}")
+            state = graph.invoke(None, config)
+        else:
+            state = graph.invoke({"domain": run.domain, "results": {}, "timings": {}}, config)
+    finally:
+        conn.close()
+        run.close()
+    db_path.unlink(missing_ok=True)  # finished: the next run starts from the transcript again
+    return state
