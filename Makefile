@@ -37,7 +37,7 @@ verify: env
 	$(PY) -m pytest -q domains/$(NAME)/tests
 
 test: env
-	$(PY) -m pytest -n 2 tests domains
+	$(PY) -m pytest -n 2
 
 bench: env
 	$(PY) -m bench

@@ -33,7 +33,9 @@ TOOLS = [
     },
     {
         "name": "export_list", "description": "Export the reading list.", "mutates": False,
-        "parameters": [], "output": [{"name": "books", "type": "array"}],
+        "parameters": [{"name": "limit", "type": "integer", "description": "At most this many", "required": False}],
+        "output": [{"name": "books", "type": "array"}],
+        "raises": [{"error": "InvalidInput", "when": "limit < 1"}],
     },
 ]
 
@@ -109,16 +111,19 @@ COUNT_HANG = '''def count_books(session) -> dict:
 EXPORT_OS = '''import os
 
 
-def export_list(session) -> dict:
+def export_list(session, limit: int | None = None) -> dict:
     return {"books": os.listdir(".")}
 '''
 
-EXPORT_OK = '''from db import Book, to_dict
+EXPORT_OK = '''from db import Book, InvalidInput, to_dict
 from sqlmodel import select
 
 
-def export_list(session) -> dict:
-    return {"books": [to_dict(b) for b in session.exec(select(Book).order_by(Book.book_id)).all()]}
+def export_list(session, limit: int | None = None) -> dict:
+    if limit is not None and limit < 1:
+        raise InvalidInput("limit must be at least 1")
+    books = session.exec(select(Book).order_by(Book.book_id)).all()
+    return {"books": [to_dict(b) for b in books[:limit]]}
 '''
 
 
@@ -155,7 +160,7 @@ def _tests() -> dict[str, list[dict]]:
         ],
         "export_list": [
             {"name": "exports", "kind": "success", "initial_state": state, "expect_return": {"books": [BOOK]}},
-            {"name": "bad_arg", "kind": "rejection", "arguments": {"x": 1}, "expect_error": "TypeError"},
+            {"name": "bad_limit", "kind": "rejection", "arguments": {"limit": 0}, "expect_error": "TypeError"},
         ],
     }
 
@@ -182,6 +187,9 @@ def answers(debug_budget: int = 3) -> dict:
     for name, cases in tests.items():
         out[f"tests/{name}/0"] = {"tests": cases}
     # export_list's rejection test expects a TypeError, which is not a declared error: invalid, re-asked.
-    out["tests/export_list/0#1"] = {"tests": [tests["export_list"][0], {
-        "name": "bad_arg", "kind": "rejection", "arguments": {"x": 1}, "expect_error": "InvalidInput"}]}
+    # The second answer expects the wrong declared error; the debug agent's second fix corrects the test.
+    wrong = {"name": "bad_limit", "kind": "rejection", "arguments": {"limit": 0}, "expect_error": "NotFound"}
+    out["tests/export_list/0#1"] = {"tests": [tests["export_list"][0], wrong]}
+    out["debug/export_list/1"] = {"diagnosis": "limit 0 is invalid input, not a missing record", "fix": "tests",
+                                  "tests": [tests["export_list"][0], {**wrong, "expect_error": "InvalidInput"}]}
     return out

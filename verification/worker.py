@@ -131,7 +131,7 @@ class Worker:
             return None, {"type": "Timeout", "message": f"the tool ran longer than {timeout:g} s"}
         except BaseException as error:  # generated code may raise anything
             session.rollback()
-            if isinstance(error, sqlite3.OperationalError) and "interrupted" in str(error):
+            if "OperationalError" in type(error).__name__ and "interrupted" in str(error):  # progress handler
                 return None, {"type": "Timeout", "message": f"the tool ran longer than {timeout:g} s"}
             return None, {
                 "type": type(error).__name__,

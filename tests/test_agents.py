@@ -1,0 +1,163 @@
+"""The foundation pipeline driven by scripted model answers: every agent and every failure path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.answers import ToolCode
+from agents.llm import LLM, LLMError, MissingStep, ScriptedBackend, StepKey, Transcript
+from agents.pipeline import Run, run_pipeline
+from tests.scripted_domain import answers
+from verification.procedural import check_integrity, check_tool, open_domain, tool_names
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def build(out: Path, llm: LLM, **kwargs) -> dict:
+    run_pipeline(Run("reading_list", out, llm, with_graph=False, test_timeout=0.5, **kwargs))
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    out = tmp_path_factory.mktemp("recorded")
+    llm = LLM(ScriptedBackend(answers()), Transcript(out / "transcript.jsonl"))
+    report = build(out, llm)
+    llm.transcript.save()
+    return out, report
+
+
+def test_tools_that_pass_are_verified_and_repairs_are_reported(recorded):
+    _, report = recorded
+    assert report["tools"]["verified"] == ["add_book", "export_list", "get_book", "mark_read"]
+    assert report["debug"]["repaired"] == ["add_book", "export_list", "mark_read"]
+    # add_book 1 + mark_read 1 + export_list 2 + count_books 3 (budget exhausted)
+    assert report["debug"]["attempts"] == 7
+
+
+def test_a_hanging_tool_is_timed_out_and_dropped_after_its_debug_budget(recorded):
+    _, report = recorded
+    assert report["tools"]["dropped"] == ["count_books"]
+    assert "Timeout" in report["dropped_reasons"]["count_books"]
+
+
+def test_malformed_and_schema_invalid_answers_are_re_asked(recorded):
+    _, report = recorded
+    assert report["validation_reasks"] == ["database/-/0#0", "schema/-/0#0", "tests/export_list/0#0"]
+
+
+def test_database_agent_output_is_filtered_to_tables_tools_use(recorded):
+    out, report = recorded
+    spec = json.loads((out / "spec.json").read_text())
+    assert [t["name"] for t in spec["db"]["tables"]] == ["book"]
+    assert report["tables"] == 1
+
+
+def test_tokens_are_counted_per_stage(recorded):
+    _, report = recorded
+    stages = report["tokens"]["stages"]
+    assert set(stages) == {"schema", "database", "code", "tests", "debug"}
+    assert all(v["prompt"] > 0 and v["completion"] > 0 for v in stages.values())
+    assert report["tokens"]["total"]["total"] == sum(v["prompt"] + v["completion"] for v in stages.values())
+
+
+def test_written_domain_passes_its_own_procedural_tests(recorded):
+    out, _ = recorded
+    assert tool_names(out) == ["add_book", "export_list", "get_book", "mark_read"]
+    with open_domain(out) as box:
+        check_integrity(box, out)
+        for tool in tool_names(out):
+            check_tool(box, out, tool)
+
+
+def test_replay_regenerates_the_same_bytes(recorded, tmp_path):
+    out, _ = recorded
+    (tmp_path / "transcript.jsonl").write_bytes((out / "transcript.jsonl").read_bytes())
+    llm = LLM(None, Transcript(tmp_path / "transcript.jsonl"))
+    build(tmp_path, llm)
+    assert llm.changed_prompts == []
+    for path in sorted(p for p in out.rglob("*") if p.is_file() and "timings" not in p.name):
+        assert (tmp_path / path.relative_to(out)).read_bytes() == path.read_bytes(), path.name
+
+
+def test_an_interrupted_run_resumes_without_redoing_finished_tools(tmp_path):
+    calls: list[str] = []
+
+    class Counting(ScriptedBackend):
+        def complete(self, key, turn, messages):
+            calls.append(str(key))
+            return super().complete(key, turn, messages)
+
+    class Crashing(Run):
+        def build_tool(self, task):
+            if task["tool"] == "mark_read" and not getattr(self, "crashed", False):
+                self.crashed = True
+                raise KeyboardInterrupt  # the process is stopped mid-run
+            return super().build_tool(task)
+
+    backend = Counting(answers())
+    transcript = Transcript(tmp_path / "transcript.jsonl")
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline(Crashing("reading_list", tmp_path, LLM(backend, transcript), with_graph=False,
+                              concurrency=1, test_timeout=0.5))
+    first = list(calls)
+    assert "schema/-/0" in first
+    calls.clear()
+    report = build(tmp_path, LLM(backend, transcript), concurrency=1)
+    assert "schema/-/0" not in calls and "database/-/0" not in calls  # earlier stages come from the checkpoint
+    assert "code/mark_read/0" in calls
+    rebuilt = {c.split("/")[1] for c in calls if c.startswith("code/")}
+    finished_before = {c.split("/")[1] for c in first if c.startswith("tests/")} - {"mark_read"}
+    assert not rebuilt & finished_before
+    assert "mark_read" in report["tools"]["verified"]
+
+
+def test_structured_output_is_re_asked_until_the_budget_then_fails(tmp_path):
+    llm = LLM(ScriptedBackend({"code/x/0": "nope", "code/x/0#1": {"code": "def x(:"}, "code/x/0#2": {"code": "pass"}}),
+              Transcript(tmp_path / "t.jsonl"))
+    assert llm.structured(StepKey("code", "x"), "sys", "prompt", ToolCode).code == "pass"
+    assert llm.reasks == ["code/x/0#0", "code/x/0#1"]
+    stubborn = LLM(ScriptedBackend({f"code/y/0#{i}" if i else "code/y/0": "nope" for i in range(3)}),
+                   Transcript(tmp_path / "u.jsonl"))
+    with pytest.raises(LLMError, match="no valid answer"):
+        stubborn.structured(StepKey("code", "y"), "sys", "prompt", ToolCode)
+
+
+def test_replay_is_keyed_by_step_and_reports_changed_prompts(tmp_path):
+    path = tmp_path / "t.jsonl"
+    recorder = LLM(ScriptedBackend({"code/x/0": {"code": "pass"}}), Transcript(path))
+    recorder.structured(StepKey("code", "x"), "sys", "original wording", ToolCode)
+    recorder.transcript.save()
+    replay = LLM(None, Transcript(path))
+    assert replay.structured(StepKey("code", "x"), "sys", "reworded prompt", ToolCode).code == "pass"
+    assert replay.changed_prompts == ["code/x/0"]
+    with pytest.raises(MissingStep):
+        replay.structured(StepKey("code", "other"), "sys", "p", ToolCode)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("MODEL", None)
+    return subprocess.run([sys.executable, "-m", "agents", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("name", ["../x", "a b", "", "Job", "x/y"])
+def test_cli_refuses_names_that_are_not_identifiers(name):
+    before = sorted(p.name for p in (ROOT / "domains").iterdir())
+    result = _cli(name)
+    assert result.returncode == 2
+    assert "not a valid domain name" in result.stderr
+    assert sorted(p.name for p in (ROOT / "domains").iterdir()) == before
+
+
+def test_cli_unknown_domain_without_model_exits_2_and_says_how_to_configure():
+    result = _cli("wedding_planning")
+    assert result.returncode == 2
+    assert "MODEL" in result.stderr and "API_BASE" in result.stderr
+    assert not (ROOT / "domains" / "wedding_planning").exists()

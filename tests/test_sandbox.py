@@ -1,0 +1,110 @@
+"""Generated code runs only in the sandbox: refused imports, time and memory limits, crash recovery."""
+
+from __future__ import annotations
+
+import pytest
+
+from domains.db_layer import compile_db
+from domains.spec import Column, DBSchema, Table
+from verification.guard import UnsafeCode, check_source
+from verification.sandbox import Sandbox
+
+SCHEMA = DBSchema(tables=[Table(name="item", id_prefix="IT", columns=[
+    Column(name="item_id", type="string", primary_key=True, nullable=False),
+    Column(name="label", type="string", nullable=False),
+])])
+STATE = {"item": [{"item_id": "IT-0001", "label": "a"}]}
+
+WRITE_THEN_RAISE = '''from db import Item, InvalidInput, next_id
+
+
+def write_then_raise(session, label: str) -> dict:
+    session.add(Item(item_id=next_id(session, Item), label=label))
+    session.flush()
+    raise InvalidInput("refused after writing")
+'''
+
+
+@pytest.fixture(scope="module")
+def box():
+    with Sandbox(compile_db("demo", SCHEMA), timeout=0.5) as sandbox:
+        yield sandbox
+
+
+def run_one(box: Sandbox, name: str, source: str, test: dict) -> dict:
+    refused = box.define(name, source)
+    assert refused is None, refused
+    return box.run_tests(name, [{"name": "t", "kind": "success", "initial_state": STATE, **test}])[0]
+
+
+@pytest.mark.parametrize("module", ["os", "socket", "subprocess", "sys", "importlib", "ctypes", "pathlib"])
+def test_imports_outside_the_allow_list_are_refused_before_running(box, module):
+    source = f"import {module}\n\ndef probe(session) -> dict:\n    return {{}}\n"
+    assert f"import of {module!r} is not allowed" in box.define("probe", source)
+    source = f"from {module} import *\n\ndef probe(session) -> dict:\n    return {{}}\n"
+    assert "is not allowed" in box.define("probe", source)
+
+
+@pytest.mark.parametrize("snippet", [
+    "open('/etc/passwd').read()",
+    "eval('1+1')",
+    "__import__('os')",
+    "getattr(session, 'bind')",
+    "session.__class__.__mro__",
+    "().__class__.__base__.__subclasses__()",
+])
+def test_escape_hatches_are_refused(snippet):
+    with pytest.raises(UnsafeCode):
+        check_source(f"def probe(session):\n    return {snippet}\n")
+
+
+def test_a_verified_tool_runs_and_its_tests_compare_state(box):
+    source = "from db import Item, get_or_raise, to_dict\n\ndef get_item(session, item_id: str) -> dict:\n    return to_dict(get_or_raise(session, Item, item_id))\n"
+    result = run_one(box, "get_item", source, {"arguments": {"item_id": "IT-0001"}, "expect_return": STATE["item"][0]})
+    assert result["passed"], result["problems"]
+
+
+def test_a_tool_that_raises_after_writing_leaves_the_state_unchanged(box):
+    assert box.define("write_then_raise", WRITE_THEN_RAISE) is None
+    result = box.run_tests("write_then_raise", [{"name": "t", "kind": "rejection", "initial_state": STATE,
+                                                 "arguments": {"label": "b"}, "expect_error": "InvalidInput"}])[0]
+    assert result["passed"], result["problems"]
+    assert result["changes"] == {}
+
+
+def test_an_infinite_loop_is_stopped_by_the_time_limit(box):
+    result = run_one(box, "spin", "def spin(session) -> dict:\n    while True:\n        pass\n", {})
+    assert result["error"]["type"] == "Timeout"
+
+
+def test_a_runaway_query_is_interrupted(box):
+    source = ("from sqlalchemy import text\n\ndef query(session) -> dict:\n    session.execute(text("
+              "'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c')).all()\n"
+              "    return {}\n")
+    result = run_one(box, "query", source, {})
+    assert result["error"]["type"] == "Timeout"
+
+
+def test_memory_is_limited(box):
+    result = run_one(box, "hog", "def hog(session) -> dict:\n    return {'n': len(bytearray(4 * 1024 ** 3))}\n", {})
+    assert result["error"]["type"] == "MemoryError"
+
+
+def test_a_worker_that_never_answers_is_replaced_and_keeps_its_tools(box):
+    stubborn = ("def stubborn(session) -> dict:\n    while True:\n        try:\n            while True:\n"
+                "                pass\n        except BaseException:\n            continue\n")
+    restarts = box.restarts
+    result = run_one(box, "stubborn", stubborn, {})
+    assert not result["passed"] and "killed" in result["problems"][0]
+    assert box.restarts == restarts + 1
+    again = box.run_tests("get_item", [{"name": "t", "kind": "success", "initial_state": STATE,
+                                        "arguments": {"item_id": "IT-0001"}, "expect_return": STATE["item"][0]}])
+    assert again[0]["passed"]
+
+
+def test_the_network_is_unreachable_even_through_allowed_modules(box):
+    # sqlalchemy is allowed; its engine factory must not open sockets for a network URL
+    source = ("from sqlalchemy import create_engine\n\ndef net(session) -> dict:\n"
+              "    create_engine('postgresql://example.com/db').connect()\n    return {}\n")
+    result = run_one(box, "net", source, {})
+    assert result["error"] is not None
