@@ -58,9 +58,13 @@ def test_escape_hatches_are_refused(snippet):
         check_source(f"def probe(session):\n    return {snippet}\n")
 
 
+GET_ITEM = ("from db import Item, get_or_raise, to_dict\n\ndef get_item(session, item_id: str) -> dict:\n"
+            "    return to_dict(get_or_raise(session, Item, item_id))\n")
+GET_ITEM_TEST = {"arguments": {"item_id": "IT-0001"}, "expect_return": STATE["item"][0]}
+
+
 def test_a_verified_tool_runs_and_its_tests_compare_state(box):
-    source = "from db import Item, get_or_raise, to_dict\n\ndef get_item(session, item_id: str) -> dict:\n    return to_dict(get_or_raise(session, Item, item_id))\n"
-    result = run_one(box, "get_item", source, {"arguments": {"item_id": "IT-0001"}, "expect_return": STATE["item"][0]})
+    result = run_one(box, "get_item", GET_ITEM, GET_ITEM_TEST)
     assert result["passed"], result["problems"]
 
 
@@ -93,13 +97,13 @@ def test_memory_is_limited(box):
 def test_a_worker_that_never_answers_is_replaced_and_keeps_its_tools(box):
     stubborn = ("def stubborn(session) -> dict:\n    while True:\n        try:\n            while True:\n"
                 "                pass\n        except BaseException:\n            continue\n")
+    assert run_one(box, "get_item", GET_ITEM, GET_ITEM_TEST)["passed"]
     restarts = box.restarts
     result = run_one(box, "stubborn", stubborn, {})
     assert not result["passed"] and "killed" in result["problems"][0]
     assert box.restarts == restarts + 1
-    again = box.run_tests("get_item", [{"name": "t", "kind": "success", "initial_state": STATE,
-                                        "arguments": {"item_id": "IT-0001"}, "expect_return": STATE["item"][0]}])
-    assert again[0]["passed"]
+    again = box.run_tests("get_item", [{"name": "t", "kind": "success", "initial_state": STATE, **GET_ITEM_TEST}])
+    assert again[0]["passed"], again[0]["problems"]
 
 
 def test_the_network_is_unreachable_even_through_allowed_modules(box):
