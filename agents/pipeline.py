@@ -147,6 +147,8 @@ class Run:
                     break
                 report = f"the code was refused: {refused}" if refused else failure_report(results)
                 record["reason"] = first_problem(refused, results)
+                failed = len(results) - sum(r["passed"] for r in results) if results else "all"
+                self.log(f"tool {tool.name}: attempt {attempt}: {failed} of {len(tests)} tests failed: {record['reason']}")
                 if attempt == self.debug_budget:
                     break
                 try:
