@@ -230,10 +230,9 @@ def compile_db(domain: str, schema: DBSchema) -> str:
         lines.append(f"    __tablename__ = {table.name!r}")
         checks = _checks(table)
         if checks:
-            inner = ", ".join(
-                f"CheckConstraint({c!r}, name={f'ck_{table.name}_{i}'!r})" for i, c in enumerate(checks)
-            )
-            lines.append(f"    __table_args__ = ({inner},)")
+            lines.append("    __table_args__ = (")
+            lines += [f"        CheckConstraint({c!r}, name={f'ck_{table.name}_{i}'!r})," for i, c in enumerate(checks)]
+            lines.append("    )")
         lines += [_column_code(table, c) for c in table.columns]
         lines.append("")
     lines += [
