@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
 import resource
+import select
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from verification.guard import UnsafeCode, check_source
@@ -116,15 +119,12 @@ class Sandbox:
             proc.stdin.flush()
         except (BrokenPipeError, OSError) as error:
             raise SandboxError(f"the sandbox worker is gone: {error}\n{self._log_tail()}") from None
-        reply: list = []
-        reader = threading.Thread(target=lambda: reply.append(_read(proc.stdout)), daemon=True)
-        reader.start()
-        reader.join(timeout)
-        if reader.is_alive():
+        reply = _read(proc.stdout.fileno(), time.monotonic() + timeout)
+        if reply is _LATE:
             raise SandboxTimeout(f"no answer within {timeout:g} s")
-        if not reply or reply[0] is None:
+        if reply is None:
             raise SandboxError(f"the sandbox worker died (exit {proc.poll()})\n{self._log_tail()}")
-        return reply[0]
+        return reply
 
     def request(self, message: dict, timeout: float) -> dict:
         """Send one request; a worker that hangs or dies is replaced and the error raised."""
@@ -163,9 +163,36 @@ class Sandbox:
         return reply["results"]
 
 
-def _read(stream) -> dict | None:
-    header = stream.read(4)
-    if len(header) < 4:
-        return None
+_LATE = object()
+
+
+def _read(fd: int, deadline: float) -> dict | None | object:
+    """One reply frame, None when the worker closed its end, _LATE past the deadline.
+
+    Polls the pipe instead of parking a reader thread per request: a request costs no thread
+    start, and a worker that never answers leaves nothing behind once it is killed.
+    """
+    header = _read_exactly(fd, 4, deadline)
+    if header is None or header is _LATE:
+        return header
     (size,) = struct.unpack(">I", header)
-    return json.loads(stream.read(size))
+    body = _read_exactly(fd, size, deadline)
+    if body is None or body is _LATE:
+        return body
+    return json.loads(body)
+
+
+def _read_exactly(fd: int, size: int, deadline: float) -> bytes | None | object:
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    chunks: list[bytes] = []
+    while size:
+        wait_ms = math.ceil((deadline - time.monotonic()) * 1000)
+        if wait_ms <= 0 or not poller.poll(wait_ms):
+            return _LATE
+        chunk = os.read(fd, size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,162 @@
+"""Many episodes over HTTP: a small control API for the trainer and one MCP endpoint per episode.
+
+    GET    /health                    {"ok", "domain", "episodes", "tools"}
+    GET    /tools                     the verified tools as OpenAI function schemas
+    GET    /tasks                     {"tasks": [task ids]}
+    POST   /episodes                  body {"task_id"?, "episode_id"?} -> 201 {"episode_id", "task_id", "mcp_url", ...}
+                                      no task_id: the server's --task, else the sample state
+    GET    /episodes                  {"episodes": [info, ...]}
+    GET    /episodes/{id}             info: task id, calls used, call limit, call timeout
+    GET    /episodes/{id}/state       the full database state
+    GET    /episodes/{id}/reward      the state-diff reward (409 with {"error"} when unavailable)
+    POST   /episodes/{id}/reset       back to the initial state, call budget renewed
+    DELETE /episodes/{id}             close the episode
+    POST   /episodes/{id}/mcp         the episode's MCP endpoint (streamable HTTP, stateless, JSON)
+
+Errors are JSON {"error": message} with 400 (bad request), 404 (no such episode or task),
+409 (reward unavailable, duplicate id) or 429 (too many open episodes). The MCP endpoint is
+stateless, so a client that opens a new MCP session for every call stays in its episode: the
+episode is named by the URL, not by the MCP session.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import anyio
+from fastmcp.server.dependencies import get_http_request
+from fastmcp.server.http import create_streamable_http_app
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from mcp_servers.runtime import Environment, Episode, EpisodeError, RewardUnavailable, UnknownTask
+from mcp_servers.server import build_server
+
+MCP_PATH = "/episodes/{episode_id}/mcp"
+_MCP_URL = re.compile(r"^/episodes/([^/]+)/mcp/?$")
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class _KnownEpisodes:
+    """Answers 404 at an unknown episode's MCP URL, before the MCP layer sees the request."""
+
+    def __init__(self, app, env: Environment):
+        self.app, self.env = app, env
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            match = _MCP_URL.match(scope["path"])
+            if match:
+                try:
+                    self.env.get_episode(match.group(1))
+                except EpisodeError as error:
+                    await _error(404, str(error))(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+
+def create_app(env: Environment, default_task: str | None = None):
+    """The ASGI app; `default_task` is used by POST /episodes without a task_id."""
+
+    def episode_or_404(request: Request) -> Episode | JSONResponse:
+        try:
+            return env.get_episode(request.path_params["episode_id"])
+        except EpisodeError as error:
+            return _error(404, str(error))
+
+    async def health(_request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True, "domain": env.name, "episodes": len(env.episodes()), "tools": len(env.tools)})
+
+    async def tools(_request: Request) -> JSONResponse:
+        return JSONResponse(env.openai_tools())
+
+    async def tasks(_request: Request) -> JSONResponse:
+        return JSONResponse({"tasks": env.task_ids()})
+
+    async def create_episode(request: Request) -> JSONResponse:
+        try:
+            body = json.loads(await request.body() or b"{}")
+        except ValueError:
+            return _error(400, "the body must be JSON")
+        if not isinstance(body, dict) or set(body) - {"task_id", "episode_id"}:
+            return _error(400, 'the body must be an object with optional "task_id" and "episode_id"')
+        task_id = body.get("task_id", default_task)
+        try:
+            episode = await anyio.to_thread.run_sync(env.create_episode, task_id, body.get("episode_id"))
+        except UnknownTask as error:
+            return _error(404, str(error))
+        except EpisodeError as error:
+            status = 429 if "are open" in str(error) else 409 if "already exists" in str(error) else 400
+            return _error(status, str(error))
+        url = str(request.url_for("episode_mcp", episode_id=episode.id))
+        return JSONResponse({**episode.info(), "mcp_url": url}, status_code=201)
+
+    async def list_episodes(_request: Request) -> JSONResponse:
+        return JSONResponse({"episodes": [e.info() for e in env.episodes()]})
+
+    async def episode_info(request: Request) -> JSONResponse:
+        episode = episode_or_404(request)
+        return episode if isinstance(episode, JSONResponse) else JSONResponse(episode.info())
+
+    async def episode_state(request: Request) -> JSONResponse:
+        episode = episode_or_404(request)
+        if isinstance(episode, JSONResponse):
+            return episode
+        try:
+            return JSONResponse(await anyio.to_thread.run_sync(episode.state))
+        except EpisodeError as error:
+            return _error(404, str(error))
+
+    async def episode_reward(request: Request) -> JSONResponse:
+        episode = episode_or_404(request)
+        if isinstance(episode, JSONResponse):
+            return episode
+        try:
+            return JSONResponse(await anyio.to_thread.run_sync(episode.reward))
+        except RewardUnavailable as error:
+            return _error(409, str(error))
+        except EpisodeError as error:
+            return _error(404, str(error))
+
+    async def reset_episode(request: Request) -> JSONResponse:
+        episode = episode_or_404(request)
+        if isinstance(episode, JSONResponse):
+            return episode
+        try:
+            await anyio.to_thread.run_sync(episode.reset)
+        except EpisodeError as error:
+            return _error(404, str(error))
+        return JSONResponse(episode.info())
+
+    async def close_episode(request: Request) -> JSONResponse:
+        episode = episode_or_404(request)
+        if isinstance(episode, JSONResponse):
+            return episode
+        await anyio.to_thread.run_sync(episode.close)
+        return JSONResponse({"episode_id": episode.id, "closed": True})
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/tools", tools, methods=["GET"]),
+        Route("/tasks", tasks, methods=["GET"]),
+        Route("/episodes", create_episode, methods=["POST"]),
+        Route("/episodes", list_episodes, methods=["GET"]),
+        Route("/episodes/{episode_id}", episode_info, methods=["GET"]),
+        Route("/episodes/{episode_id}", close_episode, methods=["DELETE"]),
+        Route("/episodes/{episode_id}/state", episode_state, methods=["GET"]),
+        Route("/episodes/{episode_id}/reward", episode_reward, methods=["GET"]),
+        Route("/episodes/{episode_id}/reset", reset_episode, methods=["POST"]),
+    ]
+    server = build_server(env, lambda: env.get_episode(get_http_request().path_params["episode_id"]))
+    app = create_streamable_http_app(server, MCP_PATH, routes=routes, json_response=True, stateless_http=True,
+                                     middleware=[Middleware(_KnownEpisodes, env=env)])
+    for route in app.routes:  # name the MCP route so that url_for can build each episode's URL
+        if getattr(route, "path", None) == MCP_PATH:
+            route.name = "episode_mcp"
+    return app

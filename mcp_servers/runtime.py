@@ -1,0 +1,358 @@
+"""Episodes of a verified domain, in process: the API an RL trainer uses without a network hop.
+
+    from mcp_servers.runtime import Environment
+
+    with Environment("job_seeking", workers=4) as env:
+        tools = env.openai_tools()                  # OpenAI function schemas of the verified tools
+        episode = env.create_episode(task_id="t001")  # isolated DB from the task's initial state
+        out = episode.call("search_jobs", {"query": "data engineer"})
+        print(out.ok, out.text)                     # the JSON result, or the error the agent sees
+        print(episode.reward()["reward"])           # state-diff reward against the reference run
+        episode.reset()                             # back to the initial state (a template copy)
+        episode.close()
+
+An episode is one in-memory SQLite database inside a sandbox worker; a tool call is one
+transaction there, so a call that raises, times out or kills its worker leaves the state as it
+was. The server process validates arguments and counts calls; generated code never runs in it.
+Without a task, an episode starts from the domain's sample state (sample_state.json, or one
+assembled from the procedural tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+import domains
+from domains.spec import DomainSpec, State, ToolSchema
+from mcp_servers.pool import PoolError, WorkerPool
+from mcp_servers.sample_state import build_sample_state
+from mcp_servers.schemas import ArgumentError, ArgumentValidator, openai_function
+from verification.procedural import tool_sources
+
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+SAMPLE = "sample"
+
+
+class EpisodeError(RuntimeError):
+    """The episode cannot serve the request (closed, unknown, or its worker failed)."""
+
+
+class UnknownTask(LookupError):
+    """The domain has no such task."""
+
+
+class RewardUnavailable(RuntimeError):
+    """No reward can be computed for this episode; the message says why."""
+
+
+class ReferenceCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tool: str
+    arguments: dict[str, Any] = {}
+
+
+class Task(BaseModel):
+    """domains/<name>/tasks/<id>.json; fields this runtime does not use are kept."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    instruction: str = ""
+    user_profile: Any = None
+    initial_state: State = {}
+    reference_solution: list[ReferenceCall] = []
+    reward_spec: dict[str, Any] | None = None
+    now: str | None = None  # the episode clock; the DB layer's default when absent
+
+
+@dataclass
+class CallResult:
+    """One tool call's outcome: the tool's JSON result, or an error meant for the agent."""
+
+    ok: bool
+    result: Any = None
+    error: str | None = None
+    error_type: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def text(self) -> str:
+        if self.ok:
+            return json.dumps(self.result, ensure_ascii=False)
+        return f"Error ({self.error_type}): {self.error}"
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "result": self.result, "error": self.error, "error_type": self.error_type}
+
+
+def resolve_domain(domain: str | Path) -> Path:
+    """A domain folder from a name under domains/ or a path to one."""
+    path = Path(domain)
+    if (path / "spec.json").is_file():
+        return path.resolve()
+    if SAFE_ID.match(str(domain)):
+        bundled = Path(domains.__file__).resolve().parent / str(domain)
+        if (bundled / "spec.json").is_file():
+            return bundled
+    raise FileNotFoundError(f"no domain {str(domain)!r}: expected domains/{domain}/spec.json "
+                            f"(build it with `make domain NAME={domain}`) or a path to a domain folder")
+
+
+@dataclass
+class _Template:
+    initial: State
+    now: str | None
+    task: Task | None
+
+
+class Environment:
+    """A verified domain served as episodes; thread-safe, one worker pool for all episodes."""
+
+    def __init__(self, domain: str | Path, *, workers: int | None = None, call_timeout: float = 5.0,
+                 max_calls: int | None = 200, max_string_chars: int = 32_768, max_argument_bytes: int = 262_144,
+                 max_episodes: int = 4096, memory_mb: int = 1536):
+        self.dir = resolve_domain(domain)
+        self.spec = DomainSpec.model_validate_json((self.dir / "spec.json").read_text())
+        self.name = self.spec.name
+        self.call_timeout, self.max_calls, self.max_episodes = call_timeout, max_calls, max_episodes
+        verified = set(json.loads((self.dir / "report.json").read_text())["tools"]["verified"])
+        sources = {n: s for n, s in tool_sources(self.dir).items() if n in verified}
+        self.tools: dict[str, ToolSchema] = {t.name: t for t in sorted(self.spec.tools, key=lambda t: t.name)
+                                             if t.name in sources}
+        self.validators = {n: ArgumentValidator(t, max_string_chars, max_argument_bytes) for n, t in self.tools.items()}
+        self.pool = WorkerPool((self.dir / "db.py").read_text(), {n: sources[n] for n in self.tools}, workers, memory_mb)
+        self._lock = threading.RLock()
+        self._reference_lock = threading.Lock()  # reference runs may be slow: not under _lock
+        self._templates: dict[str, _Template] = {}
+        self._expected: dict[str, State] = {}
+        self._episodes: dict[str, Episode] = {}
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            episodes = list(self._episodes.values())
+        for episode in episodes:
+            episode.close()
+        self.pool.close()
+
+    def __enter__(self) -> Environment:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    # -- what the agent sees -------------------------------------------------------------
+    def openai_tools(self) -> list[dict]:
+        return [openai_function(t) for t in self.tools.values()]
+
+    # -- tasks ---------------------------------------------------------------------------
+    def task_ids(self) -> list[str]:
+        folder = self.dir / "tasks"
+        return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+
+    def task(self, task_id: str) -> Task:
+        if not SAFE_ID.match(task_id):
+            raise UnknownTask(f"{task_id!r} is not a task id")
+        path = self.dir / "tasks" / f"{task_id}.json"
+        if not path.is_file():
+            raise UnknownTask(f"domain {self.name} has no task {task_id!r}")
+        return Task.model_validate_json(path.read_text())
+
+    def sample_state(self) -> State:
+        path = self.dir / "sample_state.json"
+        return json.loads(path.read_text()) if path.is_file() else build_sample_state(self.dir)
+
+    def _template(self, task_id: str | None) -> tuple[str, _Template]:
+        key = SAMPLE if task_id is None else f"task:{task_id}"
+        with self._lock:
+            if key not in self._templates:
+                task = None if task_id is None else self.task(task_id)
+                state = self.sample_state() if task is None else task.initial_state
+                try:
+                    initial = self.pool.add_template(key, state)
+                except PoolError as error:
+                    what = "the sample state" if task is None else f"task {task_id}'s initial_state"
+                    raise EpisodeError(f"{what} does not fit the {self.name} database: {error}") from None
+                self._templates[key] = _Template(initial, task.now if task else None, task)
+            return key, self._templates[key]
+
+    def initial_state(self, task_id: str | None = None) -> State:
+        return self._template(task_id)[1].initial
+
+    # -- episodes ------------------------------------------------------------------------
+    def create_episode(self, task_id: str | None = None, episode_id: str | None = None) -> Episode:
+        """A new isolated episode from a task's initial state (or the sample state)."""
+        key, template = self._template(task_id)
+        episode_id = episode_id or secrets.token_hex(8)
+        if not SAFE_ID.match(episode_id):
+            raise EpisodeError(f"{episode_id!r} is not a valid episode id (letters, digits, _ . -)")
+        with self._lock:
+            if episode_id in self._episodes:
+                raise EpisodeError(f"episode {episode_id!r} already exists")
+            if len(self._episodes) >= self.max_episodes:
+                raise EpisodeError(f"{self.max_episodes} episodes are open; close some first")
+            episode = Episode(self, episode_id, key, template, self.max_calls)
+            self._episodes[episode_id] = episode
+        try:
+            self.pool.create(episode_id, key, template.now)
+        except BaseException:
+            with self._lock:
+                self._episodes.pop(episode_id, None)
+            raise
+        return episode
+
+    def get_episode(self, episode_id: str) -> Episode:
+        with self._lock:
+            episode = self._episodes.get(episode_id)
+        if episode is None:
+            raise EpisodeError(f"episode {episode_id!r} does not exist or was closed")
+        return episode
+
+    def episodes(self) -> list[Episode]:
+        with self._lock:
+            return list(self._episodes.values())
+
+    def _forget(self, episode_id: str) -> None:
+        with self._lock:
+            self._episodes.pop(episode_id, None)
+
+    # -- ground truth --------------------------------------------------------------------
+    def expected_state(self, task_id: str) -> State:
+        """The state the task's reference solution leaves, run once on a fresh episode and kept."""
+        with self._reference_lock:
+            if task_id in self._expected:
+                return self._expected[task_id]
+            task = self.task(task_id)
+            key, template = self._template(task_id)
+            reference = Episode(self, f"reference-{secrets.token_hex(6)}", key, template, None)
+            self.pool.create(reference.id, key, template.now)
+            try:
+                for step, call in enumerate(task.reference_solution, 1):
+                    out = reference.call(call.tool, call.arguments)
+                    if not out.ok:
+                        raise RewardUnavailable(f"task {task_id}'s reference solution fails at step {step} "
+                                                f"({call.tool}): {out.error_type}: {out.error}")
+                expected = reference.state()
+            finally:
+                reference.close()
+            self._expected[task_id] = expected
+            return expected
+
+
+def _reward_function():
+    try:
+        from verification.reward import compute_reward
+    except ImportError as error:
+        raise RewardUnavailable(f"the reward module is not available: {error}") from None
+    return compute_reward
+
+
+@dataclass(eq=False)
+class Episode:
+    """One isolated database and its call budget. Methods are safe to call from several threads."""
+
+    env: Environment
+    id: str
+    key: str
+    template: _Template
+    max_calls: int | None
+    calls: int = 0
+    closed: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def task(self) -> Task | None:
+        return self.template.task
+
+    @property
+    def task_id(self) -> str | None:
+        return self.task.id if self.task else None
+
+    def info(self) -> dict:
+        return {"episode_id": self.id, "domain": self.env.name, "task_id": self.task_id, "calls": self.calls,
+                "max_calls": self.max_calls, "call_timeout_s": self.env.call_timeout, "closed": self.closed}
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise EpisodeError(f"episode {self.id!r} is closed")
+
+    def call(self, tool: str, arguments: dict | None = None) -> CallResult:
+        """Run one tool call; every failure comes back as a result with a clear error."""
+        started = time.perf_counter()
+        with self._lock:
+            self._check_open()
+            if self.max_calls is not None and self.calls >= self.max_calls:
+                return CallResult(False, error=f"this episode has used all {self.max_calls} of its tool calls",
+                                  error_type="CallLimit")
+            self.calls += 1
+            validator = self.env.validators.get(tool)
+            if validator is None:
+                known = ", ".join(self.env.tools)
+                return CallResult(False, error=f"unknown tool {tool!r}; the tools are: {known}",
+                                  error_type="UnknownTool")
+            try:
+                valid = validator.validate(arguments)
+            except ArgumentError as error:
+                return CallResult(False, error=str(error), error_type="InvalidArguments")
+            try:
+                result, error = self.env.pool.call(self.id, tool, valid, self.env.call_timeout)
+            except PoolError as failure:
+                raise EpisodeError(f"episode {self.id!r}: {failure}") from None
+        seconds = time.perf_counter() - started
+        if error is not None:
+            return CallResult(False, error=error["message"] or error["type"], error_type=error["type"], seconds=seconds)
+        return CallResult(True, result=result, seconds=seconds)
+
+    async def acall(self, tool: str, arguments: dict | None = None) -> CallResult:
+        """call() for asyncio code: runs in a thread, so the event loop keeps serving."""
+        return await asyncio.to_thread(self.call, tool, arguments)
+
+    def state(self) -> State:
+        with self._lock:
+            self._check_open()
+            return self.env.pool.dump(self.id)
+
+    def reset(self) -> None:
+        """Back to the initial state with a fresh call budget."""
+        with self._lock:
+            self._check_open()
+            self.env.pool.reset(self.id)
+            self.calls = 0
+
+    def reward(self) -> dict:
+        """The state-diff reward of the current state (verification.reward's RewardResult as a dict)."""
+        if self.task is None:
+            raise RewardUnavailable("this episode runs on the sample state, not a task: there is nothing to reward")
+        compute_reward = _reward_function()
+        expected = self.env.expected_state(self.task.id)
+        try:
+            result = compute_reward(self.env.spec.db, self.template.initial, self.state(), expected,
+                                    self.task.reward_spec)
+        except ValueError as error:  # a reward spec or state the schema does not have
+            raise RewardUnavailable(f"task {self.task.id}'s reward cannot be computed: {error}") from None
+        return result.model_dump(mode="json")
+
+    def close(self) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+        try:
+            self.env.pool.close_episode(self.id)
+        finally:
+            self.env._forget(self.id)
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()

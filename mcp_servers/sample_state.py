@@ -1,0 +1,92 @@
+"""A small, consistent database state for a domain, assembled from its procedural tests.
+
+Until a domain has tasks, its server starts from this state. The success tests' initial
+states are merged in a fixed order (tools by name, tests as written); a row whose primary
+key or a unique value is already taken is skipped, and rows whose foreign keys then point
+nowhere are dropped, so the result loads into the domain's database as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from graphlib import TopologicalSorter
+from pathlib import Path
+
+from domains.spec import DBSchema, DomainSpec, State, ToolTest
+
+
+def table_order(schema: DBSchema) -> list[str]:
+    """Referenced tables first, ties in declaration order (self-references ignored)."""
+    declared = [t.name for t in schema.tables]
+    deps = {t.name: {c.foreign_key.split(".")[0] for c in t.columns
+                     if c.foreign_key and c.foreign_key.split(".")[0] != t.name} for t in schema.tables}
+    sorter = TopologicalSorter(deps)
+    sorter.prepare()
+    order: list[str] = []
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready(), key=declared.index)
+        order += ready
+        sorter.done(*ready)
+    return order
+
+
+def _success_states(domain_dir: Path) -> list[State]:
+    states = []
+    for path in sorted((domain_dir / "tests").glob("*.json")):
+        if path.stem == "integrity":
+            continue
+        for raw in json.loads(path.read_text()):
+            test = ToolTest.model_validate(raw)
+            if test.kind == "success" and test.initial_state:
+                states.append(test.initial_state)
+    return states
+
+
+def merge_states(schema: DBSchema, states: list[State]) -> State:
+    order = table_order(schema)
+    rows: dict[str, dict[str, dict]] = {t: {} for t in order}
+    taken: dict[tuple[str, str], set] = {}
+    for state in states:
+        for name in order:
+            table = schema.table(name)
+            pk = table.primary_key.name
+            unique = [c.name for c in table.columns if c.unique and not c.primary_key]
+            for row in state.get(name, []):
+                key = row.get(pk)
+                if key is None or key in rows[name]:
+                    continue
+                if any(row.get(c) is not None and row[c] in taken.get((name, c), ()) for c in unique):
+                    continue
+                rows[name][key] = row
+                for c in unique:
+                    if row.get(c) is not None:
+                        taken.setdefault((name, c), set()).add(row[c])
+    _drop_dangling(schema, rows)
+    return {t.name: [rows[t.name][k] for k in sorted(rows[t.name])] for t in schema.tables}
+
+
+def _drop_dangling(schema: DBSchema, rows: dict[str, dict[str, dict]]) -> None:
+    """Remove rows whose foreign keys point at missing rows, until none do (a drop can cascade)."""
+    changed = True
+    while changed:
+        changed = False
+        for table in schema.tables:
+            refs = [(c.name, *c.foreign_key.split(".", 1)) for c in table.columns if c.foreign_key]
+            for key, row in list(rows[table.name].items()):
+                for column, target, target_column in refs:
+                    value = row.get(column)
+                    if value is None:
+                        continue
+                    present = (value in rows[target] if schema.table(target).primary_key.name == target_column
+                               else any(r.get(target_column) == value for r in rows[target].values()))
+                    if not present:
+                        del rows[table.name][key]
+                        changed = True
+                        break
+
+
+def build_sample_state(domain_dir: Path) -> State:
+    """The domain's sample state: deterministic, foreign-key consistent, every table listed."""
+    domain_dir = Path(domain_dir)
+    spec = DomainSpec.model_validate_json((domain_dir / "spec.json").read_text())
+    return merge_states(spec.db, _success_states(domain_dir))
