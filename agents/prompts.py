@@ -53,8 +53,12 @@ contract) and return the corrected code or the corrected list of tests, with a o
 """ + CODE_CONVENTIONS
 
 GRAPH_SYSTEM = """You refine a tool dependency graph. An edge producer -> consumer means the consumer
-can or must run after the producer, along three dimensions: data flow (an output of the producer is
-passed as an input of the consumer), pre/post-conditions (the producer establishes what the consumer
-requires), and state dependencies (both use the same tables so one's writes shape the other's reads).
-Given candidate edges with their embedding scores, add edges that are missing, remove spurious ones,
-and give a short reason for each decision."""
+can or must run after the producer, along three dimensions: data flow (an output field of the
+producer is passed as an input parameter of the consumer, e.g. an identifier returned by a search),
+pre/post-conditions (the producer establishes what the consumer requires, e.g. a resume must be
+uploaded before an application is submitted) and state dependencies (the producer writes a table
+that the consumer reads or changes). Candidate data-flow edges come from embedding similarity of
+parameter names and descriptions: prune the ones whose output is not the value the parameter
+expects (a look-alike name of another entity), add the dependencies the similarity missed
+(role-named identifiers, conditions, shared state) and connect every tool, parameter-less ones
+included. Give a short, specific reason for each decision; a person audits them."""

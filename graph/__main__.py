@@ -1,0 +1,60 @@
+"""`python -m graph NAME [--model MODEL]`: build the dependency graph of a domain's verified tools.
+
+Reads domains/NAME/spec.json and the verified tool list of domains/NAME/report.json,
+writes graph.json, graph.svg and graph.md next to them and the statistics into
+report.json under "graph". Without a model the refinement answers are replayed from the
+domain's transcript; with one they are asked and recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from agents.llm import LLM, Transcript, backend_for
+from domains.spec import DomainSpec
+from graph.build import build_graph, write_graph
+
+DOMAINS = Path(__file__).resolve().parent.parent / "domains"
+
+
+def run(name: str, model: str | None = None, domains: Path = DOMAINS) -> dict:
+    folder = domains / name
+    spec = DomainSpec.model_validate_json((folder / "spec.json").read_text())
+    report_path = folder / "report.json"
+    report = json.loads(report_path.read_text())
+    verified = report["tools"]["verified"]
+    transcript = Transcript(folder / "transcript.jsonl")
+    llm = LLM(backend_for(model), transcript)
+    started = time.perf_counter()
+    print(f"graph: {name}: {len(verified)} verified tools"
+          f" ({'asking ' + model if model else 'replaying the transcript'})", file=sys.stderr)
+    graph = build_graph(spec, verified, llm, cache_dir=folder / ".embeddings")
+    numbers = write_graph(graph, folder)
+    for step in llm.changed_prompts:
+        print(f"graph: warning: the prompt of {step} changed since it was recorded", file=sys.stderr)
+    if not llm.replaying:
+        transcript.save()
+    report = json.loads(report_path.read_text())  # re-read: keep whatever else changed meanwhile
+    report["graph"] = numbers
+    report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    print(f"graph: {numbers['tools']} tools, {numbers['edges']['total']} edges "
+          f"(embedding {numbers['edges']['embedding']}, llm {numbers['edges']['llm']}, rule {numbers['edges']['rule']}), "
+          f"{numbers['pruned']} pruned, isolated: {', '.join(numbers['isolated_tools']) or 'none'} "
+          f"({time.perf_counter() - started:.1f}s) -> {folder / 'graph.md'}", file=sys.stderr)
+    return numbers
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m graph", description=__doc__.splitlines()[0])
+    parser.add_argument("name")
+    parser.add_argument("--model", default=None, help="litellm model string; omit to replay the transcript")
+    args = parser.parse_args()
+    run(args.name, args.model)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""Topology-aware sampling: the guarantee over many seeds and random graphs, and the validator."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domains.spec import ToolSchema
+from graph import model
+from graph.sampler import bindings, sample_chain, sampleable, validate_chain
+
+
+def make_graph(tools: dict[str, tuple[list[tuple[str, bool, str]], list[str]]],
+               flows: list[tuple[str, str, str, str]], relations: list[tuple[str, str]] = ()):
+    """tools: name → ([(parameter, required, role)], [outputs]); flows: (producer, output, consumer, parameter)."""
+    schemas = [ToolSchema(name=name, description=name, mutates=False,
+                          parameters=[{"name": p, "type": "string", "description": p, "required": req}
+                                      for p, req, _ in params],
+                          output=[{"name": o, "type": "string"} for o in outs])
+               for name, (params, outs) in tools.items()]
+    g = model.skeleton(schemas, {})
+    for name, (params, _) in tools.items():
+        for p, _, role in params:
+            g.nodes[model.param_id(name, "in", p)]["role"] = role
+    for producer, output, consumer, parameter in flows:
+        model.add_evidence(g, producer, consumer, "data_flow", "embedding", "", output, parameter, 0.9)
+    for producer, consumer in relations:
+        model.add_evidence(g, producer, consumer, "condition", "llm", "needs it first")
+    return g
+
+
+JOBS = make_graph(
+    {
+        "search_jobs": ([("keywords", True, "external"), ("location", False, "external")], ["job_id", "company_id"]),
+        "get_job": ([("job_id", True, "internal")], ["job_id", "company_id"]),
+        "get_company": ([("company_id", True, "internal")], ["company_id"]),
+        "upload_resume": ([("content", True, "external")], ["resume_id"]),
+        "list_resumes": ([], ["resume_id"]),
+        "submit_application": ([("job_id", True, "internal"), ("resume_id", True, "internal"),
+                                ("note", False, "external")], ["application_id"]),
+        "list_applications": ([("status", False, "external")], ["application_id", "job_id"]),
+        "withdraw_application": ([("application_id", True, "internal")], ["application_id"]),
+        "schedule_interview": ([("application_id", True, "internal"), ("date", True, "external")], ["interview_id"]),
+        "clear_history": ([], []),
+    },
+    [("search_jobs", "job_id", "get_job", "job_id"), ("search_jobs", "job_id", "submit_application", "job_id"),
+     ("search_jobs", "company_id", "get_company", "company_id"), ("get_job", "company_id", "get_company", "company_id"),
+     ("get_job", "job_id", "submit_application", "job_id"), ("upload_resume", "resume_id", "submit_application", "resume_id"),
+     ("list_resumes", "resume_id", "submit_application", "resume_id"),
+     ("submit_application", "application_id", "withdraw_application", "application_id"),
+     ("submit_application", "application_id", "schedule_interview", "application_id"),
+     ("list_applications", "application_id", "withdraw_application", "application_id"),
+     ("list_applications", "application_id", "schedule_interview", "application_id"),
+     ("list_applications", "job_id", "get_job", "job_id")],
+    [("search_jobs", "clear_history"), ("upload_resume", "list_resumes")],
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), max_len=st.integers(1, 10), branching=st.integers(1, 4))
+def test_sampled_chains_always_validate(seed, max_len, branching):
+    chain = sample_chain(JOBS, seed, max_len, branching)
+    assert chain and len(chain) <= max_len and len(set(chain)) == len(chain)
+    assert validate_chain(JOBS, chain) == []
+    assert sample_chain(JOBS, seed, max_len, branching) == chain  # reproducible
+
+
+@st.composite
+def random_graphs(draw):
+    """Random domains: tools with internal/external, required/optional inputs and random flows."""
+    n = draw(st.integers(1, 9))
+    names = [f"t{i}" for i in range(n)]
+    tools, outputs = {}, []
+    for name in names:
+        params = [(f"p{j}", draw(st.booleans()), draw(st.sampled_from(["internal", "external"])))
+                  for j in range(draw(st.integers(0, 3)))]
+        outs = [f"o{j}" for j in range(draw(st.integers(0, 2)))]
+        tools[name] = (params, outs)
+        outputs += [(name, o) for o in outs]
+    inputs = [(name, p) for name, (params, _) in tools.items() for p, _, _ in params]
+    pairs = [(a, o, b, p) for a, o in outputs for b, p in inputs if a != b]
+    flows = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=12)) if pairs else []
+    relations = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(names))
+                              .filter(lambda r: r[0] != r[1]), unique=True, max_size=4)) if n > 1 else []
+    return make_graph(tools, flows, relations)
+
+
+@settings(max_examples=300, deadline=None)
+@given(g=random_graphs(), seed=st.integers(0, 2**32 - 1), max_len=st.integers(1, 8), branching=st.integers(1, 3))
+def test_guarantee_holds_on_random_graphs(g, seed, max_len, branching):
+    chain = sample_chain(g, seed, max_len, branching)
+    assert len(chain) <= max_len and len(set(chain)) == len(chain)
+    if chain:
+        assert validate_chain(g, chain) == []
+        assert set(chain) <= sampleable(g)
+    free = [t for t in model.tools(g) if not any(g.nodes[p]["required"] and g.nodes[p]["role"] == "internal"
+                                               for p in model.inputs_of(g, t))]
+    if free:
+        assert chain, "a tool without prerequisites always yields a chain"
+
+
+def test_prerequisites_are_resolved_recursively_and_chains_branch():
+    seen_deep, seen_branch = False, False
+    for seed in range(300):
+        chain = sample_chain(JOBS, seed, max_len=8, branching=3)
+        steps = bindings(JOBS, chain)
+        if "schedule_interview" in chain and chain.index("schedule_interview") >= 3:
+            seen_deep = True
+        fed: dict[str, set[int]] = {}
+        for i, found in enumerate(steps):
+            for how in found.values():
+                if how.startswith("step"):
+                    fed.setdefault(how.split(":")[0], set()).add(i)
+        if any(len(later) > 1 for later in fed.values()):  # one step feeds several: a tree, not a path
+            seen_branch = True
+    assert seen_deep and seen_branch
+
+
+def test_validator_rejects_unsatisfiable_inputs():
+    assert validate_chain(JOBS, ["search_jobs", "get_job", "get_company"]) == []
+    problems = validate_chain(JOBS, ["submit_application"])
+    assert problems == [
+        "step 1: submit_application needs internal parameter 'job_id', which no earlier step produces "
+        "(produced by: get_job, search_jobs)",
+        "step 1: submit_application needs internal parameter 'resume_id', which no earlier step produces "
+        "(produced by: list_resumes, upload_resume)",
+    ]
+    # Order matters: the producer must come first.
+    assert len(validate_chain(JOBS, ["withdraw_application", "list_applications"])) == 1
+    assert validate_chain(JOBS, ["list_applications", "withdraw_application"]) == []
+    assert validate_chain(JOBS, ["search_jobs", "apply_now"]) == ["step 2: 'apply_now' is not a tool of this domain"]
+    assert validate_chain(JOBS, ["get_job:in:job_id"]) == ["step 1: 'get_job:in:job_id' is not a tool of this domain"]
+    assert validate_chain(JOBS, []) == ["the chain is empty"]
+
+
+def test_bindings_explain_each_parameter():
+    chain = ["list_applications", "get_job", "upload_resume", "submit_application"]
+    assert bindings(JOBS, chain) == [
+        {"status": "optional"},
+        {"job_id": "step 1: list_applications.job_id"},
+        {"content": "external"},
+        {"job_id": "step 2: get_job.job_id", "note": "optional", "resume_id": "step 3: upload_resume.resume_id"},
+    ]
+
+
+def test_survives_a_json_round_trip():
+    again = model.from_json(model.to_json(JOBS))
+    assert [sample_chain(again, s) for s in range(20)] == [sample_chain(JOBS, s) for s in range(20)]
