@@ -44,7 +44,7 @@ def run(name: str, model: str | None = None, domains: Path = DOMAINS) -> dict:
     print(f"graph: {numbers['tools']} tools, {numbers['edges']['total']} edges "
           f"(embedding {numbers['edges']['embedding']}, llm {numbers['edges']['llm']}, rule {numbers['edges']['rule']}), "
           f"{numbers['pruned']} pruned, isolated: {', '.join(numbers['isolated_tools']) or 'none'} "
-          f"({time.perf_counter() - started:.1f}s) -> {folder / 'graph.md'}", file=sys.stderr)
+          f"({time.perf_counter() - started:.1f}s) -> {folder.parent.name}/{name}/graph.md", file=sys.stderr)
     return numbers
 
 

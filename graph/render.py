@@ -241,7 +241,7 @@ def _cell(value) -> str:
 
 
 def report_page(g: nx.DiGraph, numbers: dict) -> str:
-    """graph.md: the picture, the statistics, every edge with its provenance, and the parameters."""
+    """graph.md: the picture, the statistics, the refinement's decisions, every edge, the parameters."""
     name = g.graph.get("name", "domain")
     lines = [f"# {name}: tool dependency graph", "",
              "Tools are connected producer → consumer. Matched edges come from embedding similarity of "
@@ -265,21 +265,27 @@ def report_page(g: nx.DiGraph, numbers: dict) -> str:
         ("tools no chain can reach", ", ".join(numbers["unsampleable_tools"]) or "none"),
     ]
     lines += [f"| {a} | {_cell(b)} |" for a, b in rows]
-    lines += ["", "## Edges", "", "| producer | consumer | provenance | dimensions | score | parameter links | reason |",
+    added = [f"| {u} | {v} | {e['dimension']} | {e['provenance']} | "
+             f"{e['output'] + ' → ' + e['parameter'] if e['dimension'] == 'data_flow' else ''} | {_cell(e['reason'])} |"
+             for u, v, d in model.tool_edges(g) for e in d["evidence"] if e["provenance"] != "embedding"]
+    lines += ["", "## Added by refinement", "", "What the LLM (llm) and the orphan rule (rule) added, reason by reason.", ""]
+    lines += (["| producer | consumer | dimension | provenance | parameter link | reason |", "|---|---|---|---|---|---|"]
+              + added) if added else ["None."]
+    pruned = g.graph.get("pruned", [])
+    lines += ["", "## Pruned candidates", ""]
+    if pruned:
+        lines += ["| producer.output | consumer.parameter | score | reason |", "|---|---|---|---|"]
+        lines += [f"| {p['producer']}.{p['output']} | {p['consumer']}.{p['parameter']} | "
+                  f"{'' if p['score'] is None else format(p['score'], '.2f')} | {_cell(p['reason'])} |" for p in pruned]
+    else:
+        lines.append("None.")
+    lines += ["", "## All edges", "", "| producer | consumer | provenance | dimensions | score | parameter links | reason |",
               "|---|---|---|---|---|---|---|"]
     for u, v, d in model.tool_edges(g):
         flows = ", ".join(f"{e['output']} → {e['parameter']}" for e in d["evidence"] if e["dimension"] == "data_flow")
         score = "" if d["score"] is None else f"{d['score']:.2f}"
         lines.append(f"| {u} | {v} | {d['provenance']} | {', '.join(d['dimensions'])} | {score} | "
                      f"{_cell(flows)} | {_cell(d['reason'])} |")
-    pruned = g.graph.get("pruned", [])
-    lines += ["", "## Pruned candidates", ""]
-    if pruned:
-        lines += ["| producer.output | consumer.parameter | score | reason |", "|---|---|---|---|"]
-        lines += [f"| {p['producer']}.{p['output']} | {p['consumer']}.{p['parameter']} | "
-                  f"{p['score'] if p['score'] is not None else ''} | {_cell(p['reason'])} |" for p in pruned]
-    else:
-        lines.append("None.")
     lines += ["", "## Input parameters", "", "| tool | parameter | required | role | why | orphan |",
               "|---|---|---|---|---|---|"]
     for tool in model.tools(g):
