@@ -14,7 +14,9 @@ Edges (attribute `type`):
            dimension data_flow/condition/state, provenance, output, parameter, score, reason),
            summarised as provenance, dimensions, score and reason
 Provenance is "embedding" (semantic matching), "llm" (refinement) or "rule" (orphan
-resolution); a tool edge takes the first of those its evidence has.
+resolution); a tool edge takes the first of those its evidence has. Graph attributes: name,
+embedding_model, threshold, and pruned (the candidate links the refinement removed, with
+their scores and reasons).
 """
 
 from __future__ import annotations
