@@ -24,6 +24,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--call-timeout", type=float, default=5.0, help="wall-clock seconds per tool call")
     parser.add_argument("--max-calls", type=int, default=200, help="tool calls per episode (0: unlimited)")
     parser.add_argument("--max-episodes", type=int, default=4096, help="episodes open at once (http)")
+    parser.add_argument("--idle-timeout", type=float, default=3600.0,
+                        help="close http episodes unused for this many seconds (0: never)")
     return parser.parse_args(argv)
 
 
@@ -34,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     workers = args.workers or (1 if args.transport == "stdio" else None)
     try:
         env = Environment(args.domain, workers=workers, call_timeout=args.call_timeout,
-                          max_calls=args.max_calls or None, max_episodes=args.max_episodes)
+                          max_calls=args.max_calls or None, max_episodes=args.max_episodes,
+                          idle_timeout=args.idle_timeout if args.transport == "http" else None)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -16,7 +16,8 @@
 Errors are JSON {"error": message} with 400 (bad request), 404 (no such episode or task),
 409 (reward unavailable, duplicate id) or 429 (too many open episodes). The MCP endpoint is
 stateless, so a client that opens a new MCP session for every call stays in its episode: the
-episode is named by the URL, not by the MCP session.
+episode is named by the URL, not by the MCP session. Episodes nobody used for the server's
+--idle-timeout (an hour by default) are closed when new ones are created.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ episode it held are then restored into the new worker exactly as they were commi
 
 from __future__ import annotations
 
+import base64
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,10 @@ from verification.sandbox import Sandbox, SandboxError, SandboxTimeout
 KILL_GRACE_S = 1.0
 
 
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
 class PoolError(RuntimeError):
     """A worker refused an operation (not a tool error: those come back as results)."""
 
@@ -30,7 +35,7 @@ class _Slot:
     worker: int
     key: str
     now: str | None
-    snapshot: str | None = None  # base64 of the last committed database; None: the template's
+    snapshot: bytes | None = None  # the last committed database; None: the template's
 
 
 class WorkerPool:
@@ -48,7 +53,7 @@ class WorkerPool:
                     raise PoolError(f"tool {name} does not load in the sandbox: {refused}")
         self._locks = [threading.Lock() for _ in self.workers]
         self._book = threading.Lock()
-        self._templates: dict[str, str] = {}
+        self._templates: dict[str, bytes] = {}
         self._installed: list[set[str]] = [set() for _ in self.workers]
         self._slots: dict[str, _Slot] = {}
         self._load = [0] * len(self.workers)
@@ -72,18 +77,18 @@ class WorkerPool:
         box = self.workers[index]
         installed = set()
         for key in sorted(self._installed[index]):
-            box.request({"op": "ep_put_template", "key": key, "snapshot": self._templates[key]}, 30)
+            box.request({"op": "ep_put_template", "key": key, "snapshot": _b64(self._templates[key])}, 30)
             installed.add(key)
         self._installed[index] = installed
         with self._book:
             slots = [(eid, slot) for eid, slot in self._slots.items() if slot.worker == index]
         for eid, slot in slots:
             box.request({"op": "ep_create", "episode_id": eid, "key": slot.key, "now": slot.now,
-                         "snapshot": slot.snapshot}, 30)
+                         "snapshot": _b64(slot.snapshot) if slot.snapshot is not None else None}, 30)
 
     def _ensure_template(self, index: int, key: str) -> None:
         if key not in self._installed[index]:
-            self._request(index, {"op": "ep_put_template", "key": key, "snapshot": self._templates[key]})
+            self._request(index, {"op": "ep_put_template", "key": key, "snapshot": _b64(self._templates[key])})
             self._installed[index].add(key)
 
     # -- templates -----------------------------------------------------------------------
@@ -91,7 +96,7 @@ class WorkerPool:
         """Build a template from rows; returns the state as the database holds it."""
         with self._locks[0]:
             reply = self._request(0, {"op": "ep_template", "key": key, "state": state})
-            self._templates[key] = reply["snapshot"]
+            self._templates[key] = reply["attachment"]
             self._installed[0].add(key)
         return reply["state"]
 
@@ -129,8 +134,8 @@ class WorkerPool:
                 first = (str(error).splitlines() or [""])[0]
                 return None, {"type": "WorkerCrashed", "message": f"the tool crashed its sandbox worker ({first}); "
                                                                   f"the episode's state is unchanged"}
-            if "snapshot" in reply:
-                slot.snapshot = reply["snapshot"]
+            if "attachment" in reply:
+                slot.snapshot = reply["attachment"]
         return reply["result"], reply["error"]
 
     def reset(self, episode_id: str) -> None:
@@ -167,6 +172,10 @@ class WorkerPool:
         if slot is None:
             raise PoolError(f"episode {episode_id!r} is not open")
         return slot
+
+    def worker_of(self, episode_id: str) -> int:
+        """Which worker holds the episode: calls to one worker run one at a time."""
+        return self._slot(episode_id).worker
 
     def close(self) -> None:
         for box in self.workers:

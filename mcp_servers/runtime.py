@@ -21,11 +21,13 @@ assembled from the procedural tests).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import secrets
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,17 +121,22 @@ class Environment:
 
     def __init__(self, domain: str | Path, *, workers: int | None = None, call_timeout: float = 5.0,
                  max_calls: int | None = 200, max_string_chars: int = 32_768, max_argument_bytes: int = 262_144,
-                 max_episodes: int = 4096, memory_mb: int = 1536):
+                 max_episodes: int = 4096, idle_timeout: float | None = None, memory_mb: int = 1536):
         self.dir = resolve_domain(domain)
         self.spec = DomainSpec.model_validate_json((self.dir / "spec.json").read_text())
         self.name = self.spec.name
         self.call_timeout, self.max_calls, self.max_episodes = call_timeout, max_calls, max_episodes
+        self.idle_timeout = idle_timeout  # episodes unused this long are closed when new ones are made
         verified = set(json.loads((self.dir / "report.json").read_text())["tools"]["verified"])
         sources = {n: s for n, s in tool_sources(self.dir).items() if n in verified}
         self.tools: dict[str, ToolSchema] = {t.name: t for t in sorted(self.spec.tools, key=lambda t: t.name)
                                              if t.name in sources}
         self.validators = {n: ArgumentValidator(t, max_string_chars, max_argument_bytes) for n, t in self.tools.items()}
         self.pool = WorkerPool((self.dir / "db.py").read_text(), {n: sources[n] for n in self.tools}, workers, memory_mb)
+        # One thread per sandbox worker for asynchronous calls: a worker runs one call at a time,
+        # so calls waiting for it wait as coroutines instead of as threads contending for locks.
+        self._lanes = [ThreadPoolExecutor(1, thread_name_prefix=f"worldsmith-lane-{i}")
+                       for i in range(len(self.pool.workers))]
         self._lock = threading.RLock()
         self._reference_lock = threading.Lock()  # reference runs may be slow: not under _lock
         self._templates: dict[str, _Template] = {}
@@ -142,6 +149,8 @@ class Environment:
             episodes = list(self._episodes.values())
         for episode in episodes:
             episode.close()
+        for lane in self._lanes:
+            lane.shutdown(wait=False, cancel_futures=True)
         self.pool.close()
 
     def __enter__(self) -> Environment:
@@ -171,16 +180,21 @@ class Environment:
         path = self.dir / "sample_state.json"
         return json.loads(path.read_text()) if path.is_file() else build_sample_state(self.dir)
 
-    def _template(self, task_id: str | None) -> tuple[str, _Template]:
-        key = SAMPLE if task_id is None else f"task:{task_id}"
+    def _template(self, task_id: str | None, state: State | None = None) -> tuple[str, _Template]:
+        if state is not None:  # any state, keyed by content so that equal states share a template
+            key = "state:" + hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()[:24]
+        else:
+            key = SAMPLE if task_id is None else f"task:{task_id}"
         with self._lock:
             if key not in self._templates:
                 task = None if task_id is None else self.task(task_id)
-                state = self.sample_state() if task is None else task.initial_state
+                if state is None:
+                    state = self.sample_state() if task is None else task.initial_state
                 try:
                     initial = self.pool.add_template(key, state)
                 except PoolError as error:
-                    what = "the sample state" if task is None else f"task {task_id}'s initial_state"
+                    what = ("the given state" if key.startswith("state:") else
+                            "the sample state" if task is None else f"task {task_id}'s initial_state")
                     raise EpisodeError(f"{what} does not fit the {self.name} database: {error}") from None
                 self._templates[key] = _Template(initial, task.now if task else None, task)
             return key, self._templates[key]
@@ -189,9 +203,18 @@ class Environment:
         return self._template(task_id)[1].initial
 
     # -- episodes ------------------------------------------------------------------------
-    def create_episode(self, task_id: str | None = None, episode_id: str | None = None) -> Episode:
-        """A new isolated episode from a task's initial state (or the sample state)."""
-        key, template = self._template(task_id)
+    def create_episode(self, task_id: str | None = None, episode_id: str | None = None, *,
+                       state: State | None = None) -> Episode:
+        """A new isolated episode from a task's initial state, the sample state, or a given state.
+
+        An episode from a given state has no task, hence no reward; it suits data generation
+        and testing tools against a particular database. Its template is kept while the
+        environment lives, shared by every episode of an equal state.
+        """
+        if task_id is not None and state is not None:
+            raise EpisodeError("give a task or a state, not both")
+        key, template = self._template(task_id, state)
+        self.close_idle()
         episode_id = episode_id or secrets.token_hex(8)
         if not SAFE_ID.match(episode_id):
             raise EpisodeError(f"{episode_id!r} is not a valid episode id (letters, digits, _ . -)")
@@ -220,6 +243,16 @@ class Environment:
     def episodes(self) -> list[Episode]:
         with self._lock:
             return list(self._episodes.values())
+
+    def close_idle(self) -> list[str]:
+        """Close the episodes nobody used for `idle_timeout` seconds (a trainer that crashed)."""
+        if not self.idle_timeout:
+            return []
+        cutoff = time.monotonic() - self.idle_timeout
+        stale = [e for e in self.episodes() if e.last_used < cutoff]
+        for episode in stale:
+            episode.close()
+        return [e.id for e in stale]
 
     def _forget(self, episode_id: str) -> None:
         with self._lock:
@@ -267,6 +300,7 @@ class Episode:
     max_calls: int | None
     calls: int = 0
     closed: bool = False
+    last_used: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -290,6 +324,7 @@ class Episode:
         started = time.perf_counter()
         with self._lock:
             self._check_open()
+            self.last_used = time.monotonic()
             if self.max_calls is not None and self.calls >= self.max_calls:
                 return CallResult(False, error=f"this episode has used all {self.max_calls} of its tool calls",
                                   error_type="CallLimit")
@@ -313,25 +348,32 @@ class Episode:
         return CallResult(True, result=result, seconds=seconds)
 
     async def acall(self, tool: str, arguments: dict | None = None) -> CallResult:
-        """call() for asyncio code: runs in a thread, so the event loop keeps serving."""
-        return await asyncio.to_thread(self.call, tool, arguments)
+        """call() for asyncio code, on its worker's lane thread, so the event loop keeps serving."""
+        try:
+            lane = self.env._lanes[self.env.pool.worker_of(self.id)]
+        except PoolError:  # closed or unknown: call() says which, from any thread
+            return await asyncio.to_thread(self.call, tool, arguments)
+        return await asyncio.get_running_loop().run_in_executor(lane, self.call, tool, arguments)
 
     def state(self) -> State:
         with self._lock:
             self._check_open()
+            self.last_used = time.monotonic()
             return self.env.pool.dump(self.id)
 
     def reset(self) -> None:
         """Back to the initial state with a fresh call budget."""
         with self._lock:
             self._check_open()
+            self.last_used = time.monotonic()
             self.env.pool.reset(self.id)
             self.calls = 0
 
     def reward(self) -> dict:
         """The state-diff reward of the current state (verification.reward's RewardResult as a dict)."""
         if self.task is None:
-            raise RewardUnavailable("this episode runs on the sample state, not a task: there is nothing to reward")
+            raise RewardUnavailable("this episode was not started from a task (it runs on the sample state or a "
+                                    "given state): there is nothing to reward")
         compute_reward = _reward_function()
         expected = self.env.expected_state(self.task.id)
         try:

@@ -43,8 +43,7 @@ class DomainTool(Tool):
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         try:
-            episode = self._resolve()
-            outcome = await anyio.to_thread.run_sync(episode.call, self.name, arguments)
+            outcome = await self._resolve().acall(self.name, arguments)
         except EpisodeError as error:
             return _text(f"Error (EpisodeError): {error}", is_error=True)
         if not outcome.ok:
@@ -87,7 +86,8 @@ def build_server(env: Environment, resolve: Resolver) -> FastMCP:
     async def task() -> str:
         def read(e: Episode) -> object:
             if e.task is None:
-                raise EpisodeError("this episode runs on the sample state, not a task")
+                raise EpisodeError("this episode was not started from a task (it runs on the sample state or a "
+                                   "given state)")
             return e.task.model_dump(mode="json")
         return await in_episode(read)
 

@@ -250,6 +250,29 @@ def test_unknown_tasks_closed_episodes_and_bad_ids_are_refused(env):
         env.get_episode("fixed-id")
 
 
+def test_an_episode_can_start_from_any_state_and_bad_states_are_refused(env):
+    with env.create_episode(state={"book": [EMMA]}) as episode:
+        assert episode.state() == {"book": [EMMA]}
+        assert episode.call("add_book", {"title": "T", "author": "A"}).result == {"book_id": "BK-0003"}
+        with pytest.raises(RewardUnavailable, match="not started from a task"):
+            episode.reward()
+    with pytest.raises(EpisodeError, match="the given state does not fit the reading_list database"):
+        env.create_episode(state={"book": [{**EMMA, "status": "lost"}]})
+    with pytest.raises(EpisodeError, match="unknown tables"):
+        env.create_episode(state={"shelves": []})
+
+
+def test_idle_episodes_are_closed_when_new_ones_are_made(fixture_domain):  # noqa: F811
+    with Environment(fixture_domain, workers=1, idle_timeout=0.3) as short:
+        old = short.create_episode()
+        busy = short.create_episode()
+        time.sleep(0.4)
+        busy.call("get_book", {"book_id": "BK-0001"})
+        short.create_episode()
+        assert old.closed and not busy.closed
+        assert len(short.episodes()) == 2
+
+
 def test_a_sample_state_file_takes_precedence(fixture_domain, tmp_path):  # noqa: F811
     domain = shutil.copytree(fixture_domain, tmp_path / "reading_list")
     (domain / "sample_state.json").write_text(json.dumps({"book": [EMMA]}))

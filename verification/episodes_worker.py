@@ -6,11 +6,12 @@ resetting one copies bytes instead of rebuilding tables and rows. A call that ch
 database answers with the committed snapshot; the parent keeps the latest one per episode and
 restores every episode of a worker it had to kill, so no episode loses committed state.
 
-Operations (JSON frames, snapshots as base64 text):
-  template      {key, state}                -> {snapshot, state}   build a template from rows
-  put_template  {key, snapshot}             -> {}                  install a known template
-  create        {episode_id, key, now, snapshot?}                  new episode (or restore one)
-  call          {episode_id, tool, arguments, timeout} -> {result, error, snapshot?}
+Operations (JSON frames; snapshots go out as raw bytes after the reply frame, the
+`attachment`, and come in as base64 text, which happens only on the rare restore path):
+  template      {key, state}                -> {state} + snapshot    build a template from rows
+  put_template  {key, snapshot}             -> {}                    install a known template
+  create        {episode_id, key, now, snapshot?}                    new episode (or restore one)
+  call          {episode_id, tool, arguments, timeout} -> {result, error} (+ snapshot if it changed)
   reset         {episode_id}                                       back to the template
   dump          {episode_id}                -> {state}
   close         {episode_id}
@@ -31,10 +32,6 @@ class _Episode:
     conn: sqlite3.Connection
     session: Session
     engine: object
-
-
-def _encode(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 class Episodes:
@@ -66,7 +63,7 @@ class Episodes:
         data = conn.serialize()
         conn.close()
         self.templates[msg["key"]] = data
-        return {"ok": True, "snapshot": _encode(data), "state": state}
+        return {"ok": True, "state": state, "_attachment": data}
 
     def put_template(self, msg: dict) -> dict:
         self.templates[msg["key"]] = base64.b64decode(msg["snapshot"])
@@ -101,7 +98,7 @@ class Episodes:
         reply = {"ok": True, "result": result, "error": error}
         # total_changes also counts rolled-back rows, so only a success can carry a new snapshot
         if error is None and episode.conn.total_changes != before:
-            reply["snapshot"] = _encode(episode.conn.serialize())
+            reply["_attachment"] = episode.conn.serialize()
         return reply
 
     def reset(self, msg: dict) -> dict:

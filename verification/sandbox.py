@@ -119,7 +119,11 @@ class Sandbox:
             proc.stdin.flush()
         except (BrokenPipeError, OSError) as error:
             raise SandboxError(f"the sandbox worker is gone: {error}\n{self._log_tail()}") from None
-        reply = _read(proc.stdout.fileno(), time.monotonic() + timeout)
+        deadline = time.monotonic() + timeout
+        reply = _read(proc.stdout.fileno(), deadline)
+        if reply is not _LATE and reply is not None and isinstance(reply.get("attachment"), int):
+            blob = _read_exactly(proc.stdout.fileno(), reply["attachment"], deadline)
+            reply = blob if blob is _LATE or blob is None else {**reply, "attachment": blob}
         if reply is _LATE:
             raise SandboxTimeout(f"no answer within {timeout:g} s")
         if reply is None:

@@ -260,8 +260,12 @@ def _read_frame(stream) -> dict | None:
 
 
 def _write_frame(message: dict) -> None:
+    # Raw bytes (a database snapshot) follow the frame instead of riding in it as base64 text.
+    attachment = message.pop("_attachment", None)
+    if attachment is not None:
+        message["attachment"] = len(attachment)
     data = json.dumps(message, default=str).encode()
-    _PROTO_OUT.write(struct.pack(">I", len(data)) + data)
+    _PROTO_OUT.write(struct.pack(">I", len(data)) + data + (attachment or b""))
     _PROTO_OUT.flush()
 
 
