@@ -2,13 +2,14 @@
 
     from mcp_servers.runtime import Environment
 
-    with Environment("job_seeking", workers=4) as env:
-        tools = env.openai_tools()                  # OpenAI function schemas of the verified tools
-        episode = env.create_episode(task_id="t001")  # isolated DB from the task's initial state
-        out = episode.call("search_jobs", {"query": "data engineer"})
-        print(out.ok, out.text)                     # the JSON result, or the error the agent sees
-        print(episode.reward()["reward"])           # state-diff reward against the reference run
-        episode.reset()                             # back to the initial state (a template copy)
+    with Environment("job_seeking") as env:               # starts the sandbox workers
+        tools = env.openai_tools()                         # OpenAI function schemas of the verified tools
+        episode = env.create_episode(env.task_ids()[0])    # an isolated DB from the task's initial state
+        out = episode.call("search_apps_by_keyword", {"keyword": "engineer"})
+        print(out.ok, out.text)                            # the JSON result, or the error the agent sees
+        # from asyncio code: out = await episode.acall("search_apps_by_keyword", {...})
+        print(episode.reward()["reward"])                  # state-diff reward against the reference run
+        episode.reset()                                    # back to the initial state, in microseconds
         episode.close()
 
 An episode is one in-memory SQLite database inside a sandbox worker; a tool call is one

@@ -106,10 +106,10 @@ def build_fixture_domain(out: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def fixture_domain(tmp_path_factory) -> Path:
-    """The domain folder; under xdist every worker shares one build."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return build_fixture_domain(tmp_path_factory.mktemp("mcp_fixture"))
-    shared = tmp_path_factory.getbasetemp().parent / "mcp_fixture"
+    """The domain folder, built once per session: test modules importing this fixture, and
+    xdist workers, all share one build (a fresh one each session)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "mcp_fixture"
     with FileLock(str(shared) + ".lock"):
         if not (shared / "ready").exists():
             build_fixture_domain(shared)

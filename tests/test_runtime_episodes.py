@@ -273,6 +273,16 @@ def test_idle_episodes_are_closed_when_new_ones_are_made(fixture_domain):  # noq
         assert len(short.episodes()) == 2
 
 
+@pytest.mark.parametrize("reserved", sorted(RESERVED))
+def test_a_domain_with_a_tool_named_like_an_environment_operation_is_refused(fixture_domain, tmp_path, reserved):  # noqa: F811
+    domain = shutil.copytree(fixture_domain, tmp_path / "reading_list")
+    spec = json.loads((domain / "spec.json").read_text())
+    spec["tools"][0]["name"] = reserved
+    (domain / "spec.json").write_text(json.dumps(spec))
+    with pytest.raises(ValueError, match=f"'{reserved}' is reserved for the environment"):
+        Environment(domain, workers=1)
+
+
 def test_a_sample_state_file_takes_precedence(fixture_domain, tmp_path):  # noqa: F811
     domain = shutil.copytree(fixture_domain, tmp_path / "reading_list")
     (domain / "sample_state.json").write_text(json.dumps({"book": [EMMA]}))
