@@ -142,7 +142,7 @@ async def throughput_in_process(env: Environment, calls: list[tuple[str, dict]],
     async def rollouts(n: int) -> None:
         episode = opened[n]
         while time.perf_counter() < deadline:
-            await asyncio.to_thread(episode.reset)
+            await episode.areset()
             for tool, arguments in calls:
                 try:
                     out = await episode.acall(tool, arguments)

@@ -348,13 +348,20 @@ class Episode:
             return CallResult(False, error=error["message"] or error["type"], error_type=error["type"], seconds=seconds)
         return CallResult(True, result=result, seconds=seconds)
 
-    async def acall(self, tool: str, arguments: dict | None = None) -> CallResult:
-        """call() for asyncio code, on its worker's lane thread, so the event loop keeps serving."""
+    async def _on_lane(self, fn, *args):
         try:
             lane = self.env._lanes[self.env.pool.worker_of(self.id)]
-        except PoolError:  # closed or unknown: call() says which, from any thread
-            return await asyncio.to_thread(self.call, tool, arguments)
-        return await asyncio.get_running_loop().run_in_executor(lane, self.call, tool, arguments)
+        except PoolError:  # closed or unknown: fn says which, from any thread
+            return await asyncio.to_thread(fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(lane, fn, *args)
+
+    async def acall(self, tool: str, arguments: dict | None = None) -> CallResult:
+        """call() for asyncio code, on its worker's lane thread, so the event loop keeps serving."""
+        return await self._on_lane(self.call, tool, arguments)
+
+    async def areset(self) -> None:
+        """reset() for asyncio code."""
+        await self._on_lane(self.reset)
 
     def state(self) -> State:
         with self._lock:

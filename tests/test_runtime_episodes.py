@@ -308,3 +308,40 @@ async def test_acall_runs_off_the_event_loop(env):
         await task
         assert out.error_type == "Timeout"
         assert ticks >= 10  # the loop kept running while the tool hung for 0.5 s
+
+
+def test_foreign_keys_hold_in_every_episode_and_after_a_reset(tmp_path):
+    from domains.db_layer import compile_db
+    from domains.spec import DomainSpec
+
+    spec = DomainSpec.model_validate({
+        "name": "jobs", "description": "Jobs and applications.", "tool_tables": {"apply": ["job", "application"]},
+        "tools": [{"name": "apply", "description": "Apply to a job.", "mutates": True,
+                   "parameters": [{"name": "job_id", "type": "string", "description": "Job id"}],
+                   "output": [{"name": "application_id", "type": "string"}]}],
+        "db": {"tables": [
+            {"name": "job", "id_prefix": "JB", "columns": [
+                {"name": "job_id", "type": "string", "primary_key": True, "nullable": False}]},
+            {"name": "application", "id_prefix": "AP", "columns": [
+                {"name": "application_id", "type": "string", "primary_key": True, "nullable": False},
+                {"name": "job_id", "type": "string", "nullable": False, "foreign_key": "job.job_id"}]},
+        ]},
+    })
+    (tmp_path / "spec.json").write_text(spec.model_dump_json())
+    (tmp_path / "db.py").write_text(compile_db("jobs", spec.db))
+    (tmp_path / "tools.py").write_text(
+        '"""jobs tools."""\n\nfrom db import Application, next_id\n\n\n# tool: apply\n'
+        "def apply(session, job_id: str) -> dict:\n"
+        "    row = Application(application_id=next_id(session, Application), job_id=job_id)\n"
+        "    session.add(row)\n    session.flush()\n    return {'application_id': row.application_id}\n")
+    (tmp_path / "report.json").write_text(json.dumps({"tools": {"verified": ["apply"]}}))
+    (tmp_path / "tests").mkdir()
+    with Environment(tmp_path, workers=1) as jobs:
+        episodes = [jobs.create_episode(state={"job": [{"job_id": "JB-0001"}]}) for _ in range(3)]
+        for episode in episodes:
+            for _ in range(2):
+                assert episode.call("apply", {"job_id": "JB-0001"}).ok
+                refused = episode.call("apply", {"job_id": "JB-0404"})
+                assert not refused.ok and "FOREIGN KEY" in refused.error
+                episode.reset()
+            assert episode.state() == {"job": [{"job_id": "JB-0001"}], "application": []}

@@ -6,14 +6,14 @@ resetting one copies bytes instead of rebuilding tables and rows. A call that ch
 database answers with the committed snapshot; the parent keeps the latest one per episode and
 restores every episode of a worker it had to kill, so no episode loses committed state.
 
-Operations (JSON frames; snapshots go out as raw bytes after the reply frame, the
-`attachment`, and come in as base64 text, which happens only on the rare restore path):
-  template      {key, state}                -> {state} + snapshot    build a template from rows
-  put_template  {key, snapshot}             -> {}                    install a known template
-  create        {episode_id, key, now, snapshot?}                    new episode (or restore one)
-  call          {episode_id, tool, arguments, timeout} -> {result, error} (+ snapshot if it changed)
-  reset         {episode_id}                                       back to the template
-  dump          {episode_id}                -> {state}
+Operations, sent as ep_<name> in JSON frames. Snapshots go out as raw bytes after the reply
+frame (its `attachment`) and come in as base64 text, which only the rare restore path does:
+  template      {key, state}                            -> {state} + snapshot   a template from rows
+  put_template  {key, snapshot}                                                 install a known template
+  create        {episode_id, key, now, snapshot?}                               new (or restored) episode
+  call          {episode_id, tool, arguments, timeout}  -> {result, error} (+ snapshot when it changed)
+  reset         {episode_id}                                                    back to the template
+  dump          {episode_id}                            -> {state}
   close         {episode_id}
 """
 
@@ -23,15 +23,51 @@ import base64
 import sqlite3
 from dataclasses import dataclass
 
+from sqlalchemy import create_engine
+from sqlalchemy.pool import Pool
 from sqlmodel import Session
+
+
+class _EpisodePool(Pool):
+    """StaticPool for many databases: the connection handed out is the current episode's.
+
+    One engine serves every episode of the worker; a per-episode engine would keep its own
+    statement cache, and hundreds of those make every call slower. Requests are served one at a
+    time, so `current` is the episode of the request being served.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(lambda: self.current)
+        self.current: sqlite3.Connection | None = None
+        self._records: dict[sqlite3.Connection, object] = {}
+
+    def status(self) -> str:
+        return "EpisodePool"
+
+    def _do_get(self):
+        record = self._records.get(self.current)
+        if record is None:  # first use: runs the connect events (foreign keys on) once
+            record = self._records[self.current] = self._create_connection()
+        return record
+
+    def _do_return_conn(self, record) -> None:
+        pass
+
+    def forget(self, conn: sqlite3.Connection) -> None:
+        self._records.pop(conn, None)
+
+    def dispose(self) -> None:
+        self._records.clear()
+
+    def recreate(self) -> _EpisodePool:
+        return self
 
 
 @dataclass
 class _Episode:
     key: str
     conn: sqlite3.Connection
-    session: Session
-    engine: object
+    now: str | None
 
 
 class Episodes:
@@ -39,12 +75,22 @@ class Episodes:
         self.worker = worker
         self.templates: dict[str, bytes] = {}
         self.episodes: dict[str, _Episode] = {}
+        self.pool = _EpisodePool()
+        self.engine = create_engine("sqlite://", pool=self.pool)
 
     def _episode(self, msg: dict) -> _Episode:
         episode = self.episodes.get(msg["episode_id"])
         if episode is None:
             raise KeyError(f"episode {msg['episode_id']!r} is not open in this worker")
         return episode
+
+    def _session(self, episode: _Episode) -> Session:
+        """A session on the episode's database (requests are served one at a time)."""
+        self.pool.current = episode.conn
+        session = Session(self.engine)
+        if episode.now:
+            session.info["now"] = episode.now
+        return session
 
     # -- templates -----------------------------------------------------------------------
     def template(self, msg: dict) -> dict:
@@ -76,16 +122,12 @@ class Episodes:
             return {"ok": False, "error": f"unknown template {key!r}"}
         old = self.episodes.pop(msg["episode_id"], None)
         if old is not None:
-            self._dispose(old)
+            self._discard(old)
         data = base64.b64decode(msg["snapshot"]) if msg.get("snapshot") else self.templates[key]
         conn = sqlite3.connect(":memory:", check_same_thread=False)
         conn.deserialize(data)
         conn.execute("PRAGMA foreign_keys=ON")
-        engine = self.worker._engine(conn)
-        session = Session(engine)
-        if msg.get("now"):
-            session.info["now"] = msg["now"]
-        self.episodes[msg["episode_id"]] = _Episode(key, conn, session, engine)
+        self.episodes[msg["episode_id"]] = _Episode(key, conn, msg.get("now"))
         return {"ok": True}
 
     def call(self, msg: dict) -> dict:
@@ -93,8 +135,12 @@ class Episodes:
         if msg["tool"] not in self.worker.tools:
             return {"ok": False, "error": f"tool {msg['tool']!r} is not defined"}
         before = episode.conn.total_changes
-        result, error = self.worker.call(episode.session, episode.conn, msg["tool"], msg.get("arguments", {}),
-                                         msg.get("timeout", 2.0))
+        session = self._session(episode)
+        try:
+            result, error = self.worker.call(session, episode.conn, msg["tool"], msg.get("arguments", {}),
+                                             msg.get("timeout", 2.0))
+        finally:
+            session.close()
         reply = {"ok": True, "result": result, "error": error}
         # total_changes also counts rolled-back rows, so only a success can carry a new snapshot
         if error is None and episode.conn.total_changes != before:
@@ -103,31 +149,24 @@ class Episodes:
 
     def reset(self, msg: dict) -> dict:
         episode = self._episode(msg)
-        episode.session.close()
         episode.conn.deserialize(self.templates[episode.key])
-        now = episode.session.info.get("now")
-        episode.session = Session(episode.engine)  # a fresh identity map: no row survives a reset
-        if now:
-            episode.session.info["now"] = now
         return {"ok": True}
 
     def dump(self, msg: dict) -> dict:
-        episode = self._episode(msg)
+        session = self._session(self._episode(msg))
         try:
-            return {"ok": True, "state": self.worker.db.dump_state(episode.session)}
+            return {"ok": True, "state": self.worker.db.dump_state(session)}
         finally:
-            episode.session.rollback()
+            session.close()
 
     def close(self, msg: dict) -> dict:
         episode = self.episodes.pop(msg["episode_id"], None)
         if episode is not None:
-            self._dispose(episode)
+            self._discard(episode)
         return {"ok": True}
 
-    @staticmethod
-    def _dispose(episode: _Episode) -> None:
-        episode.session.close()
-        episode.engine.dispose()
+    def _discard(self, episode: _Episode) -> None:
+        self.pool.forget(episode.conn)
         episode.conn.close()
 
 
