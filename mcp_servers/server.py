@@ -58,11 +58,16 @@ def _json(data: object) -> str:
 
 def build_server(env: Environment, resolve: Resolver) -> FastMCP:
     server = FastMCP(name=f"worldsmith-{env.name}", instructions=env.spec.description)
+    schemas = {}
     for schema in env.tools.values():
         tool = DomainTool(name=schema.name, description=schema.description, parameters=input_schema(schema),
                           annotations=ToolAnnotations(**annotations(schema)))
         tool._resolve = resolve
         server.add_tool(tool)
+        schemas[schema.name] = tool.parameters
+    # Every caller sees the same tools: without this lookup the SDK's streamable HTTP transport
+    # runs a whole tools/list on each call of a 2026-era client, to check Mcp-Param headers.
+    server._mcp_server.get_tool_input_schema = schemas.get
 
     async def in_episode(read: Callable[[Episode], object]) -> str:
         try:
