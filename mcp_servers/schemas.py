@@ -91,7 +91,7 @@ class ArgumentValidator:
             kind = _python_type(p, max_string_chars)
             fields[p.name] = kind if p.required else NotRequired[kind | None]
         shape = TypedDict(f"{tool.name}_arguments", fields)  # a functional TypedDict takes any key
-        shape.__pydantic_config__ = ConfigDict(extra="forbid", strict=True)
+        shape.__pydantic_config__ = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
         self._adapter = TypeAdapter(shape)
 
     def validate(self, arguments: object) -> dict:
@@ -129,6 +129,8 @@ class ArgumentValidator:
             return f"unknown argument {name!r} (arguments: {known})"
         if kind == "string_too_long":
             return f"argument {where!r} is too long: {len(given):,} characters, the limit is {self.max_string_chars:,}"
+        if kind == "finite_number":
+            return f"argument {where!r} must be a finite number, got {given!r}"
         if kind == "literal_error":
             return f"argument {where!r} must be one of {', '.join(map(repr, param.enum))}; got {given!r}"
         got = _JSON_NAMES.get(type(given).__name__, type(given).__name__)

@@ -60,6 +60,7 @@ def test_valid_arguments_pass_and_numbers_accept_integers(check):
     ({"application_id": None, "day": "d"}, "argument 'application_id' must be a string, got null"),
     ({"application_id": "A", "day": "d", "mode": "fax"}, "argument 'mode' must be one of 'phone', 'video', 'onsite'; got 'fax'"),
     ({"application_id": "A", "day": "d", "duration_hours": "2"}, "argument 'duration_hours' must be a number, got a string"),
+    ({"application_id": "A", "day": "d", "duration_hours": float("nan")}, "argument 'duration_hours' must be a finite number"),
     ({"application_id": "A", "day": "d", "remote": 1}, "argument 'remote' must be a boolean (true or false), got an integer"),
     ({"application_id": "A", "day": "d", "panel": "a"}, "argument 'panel' must be an array, got a string"),
     ({"application_id": "A", "day": "d", "panel": ["a", 2]}, "argument 'panel[1]' must be a string, got an integer"),
