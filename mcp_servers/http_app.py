@@ -3,11 +3,13 @@
     GET    /health                    {"ok", "domain", "episodes", "tools"}
     GET    /tools                     the verified tools as OpenAI function schemas
     GET    /tasks                     {"tasks": [task ids]}
-    POST   /episodes                  body {"task_id"?, "episode_id"?} -> 201 {"episode_id", "task_id", "mcp_url", ...}
-                                      no task_id: the server's --task, else the sample state
+    POST   /episodes                  body {"task_id"?, "episode_id"?} -> 201 {"episode_id", "task_id", "mcp_url",
+                                      "instruction", "user_profile", ...}; no task_id: the server's --task,
+                                      else the sample state
     GET    /episodes                  {"episodes": [info, ...]}
     GET    /episodes/{id}             info: task id, calls used, call limit, call timeout
     GET    /episodes/{id}/state       the full database state
+    GET    /episodes/{id}/task        the task: instruction, user profile, reference solution, reward spec
     GET    /episodes/{id}/reward      the state-diff reward (409 with {"error"} when unavailable)
     POST   /episodes/{id}/reset       back to the initial state, call budget renewed
     DELETE /episodes/{id}             close the episode
@@ -96,7 +98,8 @@ def create_app(env: Environment, default_task: str | None = None):
             status = 429 if "are open" in str(error) else 409 if "already exists" in str(error) else 400
             return _error(status, str(error))
         url = str(request.url_for("episode_mcp", episode_id=episode.id))
-        return JSONResponse({**episode.info(), "mcp_url": url}, status_code=201)
+        prompt = {"instruction": episode.task.instruction, "user_profile": episode.task.user_profile} if episode.task else {}
+        return JSONResponse({**episode.info(), "mcp_url": url, **prompt}, status_code=201)
 
     async def list_episodes(_request: Request) -> JSONResponse:
         return JSONResponse({"episodes": [e.info() for e in env.episodes()]})
@@ -113,6 +116,14 @@ def create_app(env: Environment, default_task: str | None = None):
             return JSONResponse(await anyio.to_thread.run_sync(episode.state))
         except EpisodeError as error:
             return _error(404, str(error))
+
+    async def episode_task(request: Request) -> JSONResponse:
+        episode = episode_or_404(request)
+        if isinstance(episode, JSONResponse):
+            return episode
+        if episode.task is None:
+            return _error(404, f"episode {episode.id!r} was not started from a task")
+        return JSONResponse(episode.task.model_dump(mode="json"))
 
     async def episode_reward(request: Request) -> JSONResponse:
         episode = episode_or_404(request)
@@ -151,6 +162,7 @@ def create_app(env: Environment, default_task: str | None = None):
         Route("/episodes/{episode_id}", episode_info, methods=["GET"]),
         Route("/episodes/{episode_id}", close_episode, methods=["DELETE"]),
         Route("/episodes/{episode_id}/state", episode_state, methods=["GET"]),
+        Route("/episodes/{episode_id}/task", episode_task, methods=["GET"]),
         Route("/episodes/{episode_id}/reward", episode_reward, methods=["GET"]),
         Route("/episodes/{episode_id}/reset", reset_episode, methods=["POST"]),
     ]

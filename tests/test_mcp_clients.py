@@ -177,6 +177,8 @@ def test_control_api_creates_inspects_resets_and_closes_episodes(http_server):
     episode = created.json()
     eid = episode["episode_id"]
     assert episode["mcp_url"] == f"{http_server}/episodes/{eid}/mcp"
+    assert episode["instruction"].startswith("Mark Dune as read")
+    assert api.get(f"/episodes/{eid}/task").json()["reference_solution"][1]["tool"] == "add_book"
     assert api.get(f"/episodes/{eid}").json()["task_id"] == "finish_dune"
     assert eid in [e["episode_id"] for e in api.get("/episodes").json()["episodes"]]
     assert api.get(f"/episodes/{eid}/state").json() == {"book": [DUNE, EMMA]}
@@ -186,6 +188,8 @@ def test_control_api_creates_inspects_resets_and_closes_episodes(http_server):
     assert api.get(f"/episodes/{eid}").status_code == 404
 
     sample = api.post("/episodes").json()
+    assert "instruction" not in sample
+    assert api.get(f"/episodes/{sample['episode_id']}/task").status_code == 404
     refused = api.get(f"/episodes/{sample['episode_id']}/reward")
     assert refused.status_code == 409 and "sample state" in refused.json()["error"]
     assert api.post("/episodes", json={"task_id": "nope"}).status_code == 404
