@@ -33,6 +33,7 @@ from agents.schema_agent import propose_tools
 from agents.test_agent import write_tests
 from domains.db_layer import compile_db, integrity_cases, integrity_json
 from domains.spec import DomainSpec, ToolTest
+from mcp_servers.sample_state import build_sample_state
 from verification.procedural import TEST_MODULE, failure_report, run_integrity
 from verification.sandbox import Sandbox
 
@@ -180,6 +181,8 @@ class Run:
         results = state["results"]
         verified = sorted(n for n, r in results.items() if r["status"] == "verified")
         write_domain(self.out, spec, state["db_source"], {n: results[n] for n in verified})
+        # The state an MCP server starts from when no task is given.
+        write_json(self.out / "sample_state.json", build_sample_state(self.out))
         report = {
             "domain": self.domain,
             "tables": len(spec.db.tables),
