@@ -8,7 +8,7 @@ ID generation and state load/dump helpers.
 from __future__ import annotations
 
 import json
-from graphlib import TopologicalSorter
+from graphlib import CycleError, TopologicalSorter
 
 from domains.spec import DBSchema, Table
 
@@ -140,17 +140,17 @@ def create_all(engine) -> None:
 '''
 
 
-def _table_order(schema: DBSchema) -> list[str]:
-    """Tables with referenced tables first, ties broken by declaration order."""
-    deps = {t.name: set() for t in schema.tables}
-    for t in schema.tables:
-        for c in t.columns:
-            if c.foreign_key and c.foreign_key.split(".")[0] != t.name:
-                deps[t.name].add(c.foreign_key.split(".")[0])
-    sorter = TopologicalSorter(deps)
-    sorter.prepare()
-    order: list[str] = []
+def table_order(schema: DBSchema) -> list[str]:
+    """Referenced tables first, ties in declaration order; with a foreign-key cycle, declaration order."""
     declared = [t.name for t in schema.tables]
+    deps = {t.name: {c.foreign_key.split(".")[0] for c in t.columns
+                     if c.foreign_key and c.foreign_key.split(".")[0] != t.name} for t in schema.tables}
+    sorter = TopologicalSorter(deps)
+    try:
+        sorter.prepare()
+    except CycleError:
+        return declared
+    order: list[str] = []
     while sorter.is_active():
         ready = sorted(sorter.get_ready(), key=declared.index)
         order.extend(ready)
@@ -203,7 +203,7 @@ def _checks(table: Table) -> list[str]:
 
 def compile_db(domain: str, schema: DBSchema) -> str:
     """The source of db.py for `schema`."""
-    order = _table_order(schema)
+    order = table_order(schema)
     lines = [
         f'"""{domain} DB layer, compiled from spec.json by worldsmith. Do not edit: recompile."""',
         "",
@@ -282,7 +282,7 @@ def sample_row(table: Table, index: int = 1, refs: dict[str, str] | None = None)
 
 def integrity_cases(schema: DBSchema) -> list[dict]:
     """Data for the generated integrity tests: a valid row per table, and rows that must be refused."""
-    order = _table_order(schema)
+    order = table_order(schema)
     valid: dict[str, dict] = {}
     for name in order:
         table = schema.table(name)

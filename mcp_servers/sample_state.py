@@ -9,25 +9,10 @@ nowhere are dropped, so the result loads into the domain's database as it is.
 from __future__ import annotations
 
 import json
-from graphlib import TopologicalSorter
 from pathlib import Path
 
+from domains.db_layer import table_order
 from domains.spec import DBSchema, DomainSpec, State, ToolTest
-
-
-def table_order(schema: DBSchema) -> list[str]:
-    """Referenced tables first, ties in declaration order (self-references ignored)."""
-    declared = [t.name for t in schema.tables]
-    deps = {t.name: {c.foreign_key.split(".")[0] for c in t.columns
-                     if c.foreign_key and c.foreign_key.split(".")[0] != t.name} for t in schema.tables}
-    sorter = TopologicalSorter(deps)
-    sorter.prepare()
-    order: list[str] = []
-    while sorter.is_active():
-        ready = sorted(sorter.get_ready(), key=declared.index)
-        order += ready
-        sorter.done(*ready)
-    return order
 
 
 def _success_states(domain_dir: Path) -> list[State]:

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from domains.spec import DBSchema, DomainSpec
-from mcp_servers.sample_state import build_sample_state, merge_states, table_order
+from domains.db_layer import table_order
+from mcp_servers.sample_state import build_sample_state, merge_states
 from tests.mcp_fixtures import DUNE, fixture_domain  # noqa: F401
 
 SCHEMA = DBSchema.model_validate({"tables": [

@@ -32,7 +32,6 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from functools import lru_cache
-from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -40,6 +39,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.optimize import linear_sum_assignment
 
+from domains.db_layer import table_order
 from domains.spec import Column, DBSchema, State
 from graph import embeddings
 
@@ -416,27 +416,6 @@ def _plans(schema: DBSchema, spec: RewardSpec) -> dict[str, _Plan]:
     return plans
 
 
-def _table_order(schema: DBSchema) -> list[str]:
-    """Referenced tables first; with a cycle, declaration order (references are then verified late)."""
-    deps = {t.name: set() for t in schema.tables}
-    for t in schema.tables:
-        for c in t.columns:
-            if c.foreign_key and c.foreign_key.split(".")[0] != t.name:
-                deps[t.name].add(c.foreign_key.split(".")[0])
-    declared = [t.name for t in schema.tables]
-    try:
-        sorter = TopologicalSorter(deps)
-        sorter.prepare()
-    except CycleError:
-        return declared
-    order: list[str] = []
-    while sorter.is_active():
-        ready = sorted(sorter.get_ready(), key=declared.index)
-        order.extend(ready)
-        sorter.done(*ready)
-    return order
-
-
 def _index(state: State, label: str, plans: dict[str, _Plan]) -> dict[str, dict[Hashable, dict]]:
     if not isinstance(state, Mapping):
         raise ValueError(f"the {label} state must map table names to lists of rows")
@@ -498,7 +477,7 @@ _Pair = tuple[Hashable, Hashable, _Checks]
 class _Comparison:
     def __init__(self, schema: DBSchema, initial: State, final: State, expected: State, spec: RewardSpec):
         self.plans = _plans(schema, spec)
-        self.order = _table_order(schema)
+        self.order = table_order(schema)
         self.init = _index(initial, "initial", self.plans)
         self.final = _index(final, "final", self.plans)
         self.gt = _index(expected, "expected", self.plans)
