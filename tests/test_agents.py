@@ -161,3 +161,27 @@ def test_cli_unknown_domain_without_model_exits_2_and_says_how_to_configure():
     assert result.returncode == 2
     assert "MODEL" in result.stderr and "API_BASE" in result.stderr
     assert not (ROOT / "domains" / "wedding_planning").exists()
+
+
+def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_path, monkeypatch):
+    import litellm
+
+    from agents import llm as gateway
+
+    calls = []
+
+    def completion(**kwargs):
+        calls.append(kwargs)
+        if len(calls) == 1:
+            raise litellm.exceptions.RateLimitError("slow down", llm_provider="openai", model=kwargs["model"])
+        return litellm.ModelResponse(choices=[{"message": {"role": "assistant", "content": '{"code": "pass"}'}}],
+                                     usage={"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14})
+
+    monkeypatch.setattr(litellm, "completion", completion)
+    monkeypatch.setattr(gateway.time, "sleep", lambda _s: None)
+    llm = LLM(gateway.backend_for("openai/gpt-4.1"), Transcript(tmp_path / "t.jsonl"))
+    assert llm.structured(StepKey("code", "x"), "sys", "prompt", ToolCode).code == "pass"
+    assert len(calls) == 2 and calls[1]["model"] == "openai/gpt-4.1"
+    entry = llm.transcript.get("code/x/0")
+    assert entry["model"] == "openai/gpt-4.1" and entry["usage"] == {"prompt_tokens": 11, "completion_tokens": 3}
+    assert llm.token_report()["stages"]["code"] == {"prompt": 11, "completion": 3}
