@@ -1,0 +1,1 @@
+"""The tool dependency graph: parameter embeddings, LLM refinement, internal/external parameters, the chain sampler and validator, the picture."""

@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 
 import domains
 from domains.spec import DomainSpec, State, ToolSchema
 from mcp_servers.pool import PoolError, WorkerPool
 from mcp_servers.sample_state import build_sample_state
 from mcp_servers.schemas import ArgumentError, ArgumentValidator, openai_function
+from tasks.model import Task
 from verification.procedural import tool_sources
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -56,25 +56,6 @@ class UnknownTask(LookupError):
 
 class RewardUnavailable(RuntimeError):
     """No reward can be computed for this episode; the message says why."""
-
-
-class ReferenceCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    tool: str
-    arguments: dict[str, Any] = {}
-
-
-class Task(BaseModel):
-    """domains/<name>/tasks/<id>.json; fields this runtime does not use are kept."""
-
-    model_config = ConfigDict(extra="allow")
-    id: str
-    instruction: str = ""
-    user_profile: Any = None
-    initial_state: State = {}
-    reference_solution: list[ReferenceCall] = []
-    reward_spec: dict[str, Any] | None = None
-    now: str | None = None  # the episode clock; the DB layer's default when absent
 
 
 @dataclass

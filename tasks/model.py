@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from domains.spec import State
 
@@ -18,13 +18,15 @@ class ToolCall(BaseModel):
 
 class Task(BaseModel):
     """A verifiable task: executing `reference_solution` on `initial_state` gives the ground truth
-    that the final state of an episode is rewarded against, under `reward_spec`'s field policies."""
+    that an episode's final state is rewarded against, under `reward_spec`'s field policies.
+    Fields a reader does not use are kept."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="allow")
 
     id: str
-    instruction: str
-    user_profile: dict[str, Any] = {}
-    initial_state: State
-    reference_solution: list[ToolCall] = Field(min_length=1)
-    reward_spec: dict[str, Any] = {}
+    instruction: str = ""
+    user_profile: Any = None
+    initial_state: State = {}
+    reference_solution: list[ToolCall] = []
+    reward_spec: dict[str, Any] | None = None
+    now: str | None = None  # the episode clock; the DB layer's default when absent

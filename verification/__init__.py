@@ -1,0 +1,1 @@
+"""Where generated code is judged: the AST guard, the sandbox worker, procedural tests, and the state-diff reward."""
