@@ -28,10 +28,10 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	touch $@
 
 domain: env
-	$(PY) -m agents $(NAME) $(if $(MODEL),--model $(MODEL))
+	$(PY) -m agents "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
 graph: env
-	$(PY) -m graph $(NAME) $(if $(MODEL),--model $(MODEL))
+	$(PY) -m graph "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
 verify: env
 	$(PY) -m pytest -q domains/$(NAME)/tests
@@ -43,7 +43,7 @@ bench: env
 	$(PY) -m bench
 
 serve: env
-	@$(PY) -m mcp_servers $(NAME) $(if $(TASK),--task $(TASK))
+	@$(PY) -m mcp_servers "$(NAME)" $(if $(TASK),--task $(TASK))
 
 clean-env:
 	rm -rf $(VENV)

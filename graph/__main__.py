@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.llm import LLM, Transcript, backend_for
+from agents.llm import IDENT_HELP, LLM, Transcript, backend_for, valid_name
 from domains.spec import DomainSpec
 from graph.build import build_graph, write_graph
 
@@ -48,13 +48,18 @@ def run(name: str, model: str | None = None, domains: Path = DOMAINS) -> dict:
     return numbers
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m graph", description=__doc__.splitlines()[0])
     parser.add_argument("name")
     parser.add_argument("--model", default=None, help="litellm model string; omit to replay the transcript")
     args = parser.parse_args()
+    if not valid_name(args.name) or not (DOMAINS / args.name / "report.json").is_file():
+        print(f"worldsmith: no built domain {args.name!r} ({IDENT_HELP}); run `make domain NAME=...` first",
+              file=sys.stderr)
+        return 2
     run(args.name, args.model)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
