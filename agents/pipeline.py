@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import json
-import operator
 import queue
 import sqlite3
 import sys
@@ -32,7 +31,7 @@ from agents.llm import LLM, LLMError, Transcript
 from agents.schema_agent import propose_tools
 from agents.test_agent import write_tests
 from domains.db_layer import compile_db, integrity_cases, integrity_json
-from domains.spec import DomainSpec, ToolTest
+from domains.spec import DomainSpec, ToolSchema
 from mcp_servers.sample_state import build_sample_state
 from verification.procedural import TEST_MODULE, failure_report, run_integrity
 from verification.sandbox import Sandbox
@@ -95,8 +94,6 @@ class Run:
 
     def database(self, state: State) -> State:
         t = time.perf_counter()
-        from domains.spec import ToolSchema
-
         tools = [ToolSchema.model_validate(x) for x in state["spec"]["tools"]]
         db, mapping = design_database(self.llm, self.domain, tools)
         spec = DomainSpec(name=self.domain, description=state["description"], tools=tools, db=db, tool_tables=mapping)
@@ -161,7 +158,7 @@ class Run:
                 if fix.fix == "code":
                     code = fix.code
                 else:
-                    tests = [ToolTest.model_validate(x.model_dump()) for x in fix.tests]
+                    tests = list(fix.tests)
         finally:
             self.release(box)
         return self._finish(tool.name, record, started, test_seconds)
@@ -273,17 +270,15 @@ def assemble_tools(domain: str, sources: dict[str, str]) -> str:
     for name in sorted(sources):
         tree = ast.parse(sources[name])
         lines = sources[name].splitlines()
-        body_start = 0
+        body_start = len(lines)
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module != "__future__":
                 from_imports[node.module].update(a.name if not a.asname else f"{a.name} as {a.asname}" for a in node.names)
             elif isinstance(node, ast.Import):
                 plain.update(a.name for a in node.names)
             elif not isinstance(node, ast.ImportFrom):
-                body_start = node.lineno - 1 - len(node.decorator_list) if hasattr(node, "decorator_list") else node.lineno - 1
+                body_start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
                 break
-        else:
-            body_start = len(lines)
         body = "\n".join(lines[body_start:]).strip("\n")
         blocks.append(f"# tool: {name}\n{body}\n")
     header = [f'"""{domain} tools: each block below was verified by its procedural tests in the sandbox.', "",
