@@ -140,6 +140,17 @@ class Transcript:
         with self._lock:
             self.entries[entry["key"]] = entry
 
+    def tokens(self) -> dict:
+        """Prompt and completion tokens per stage and in total (the same on replay as when recorded)."""
+        stages: dict[str, dict[str, int]] = defaultdict(lambda: {"prompt": 0, "completion": 0})
+        for entry in self.entries.values():
+            stages[entry["stage"]]["prompt"] += entry["usage"]["prompt_tokens"]
+            stages[entry["stage"]]["completion"] += entry["usage"]["completion_tokens"]
+        ordered = {s: stages[s] for s in sorted(stages, key=lambda s: STAGE_ORDER.get(s, 99))}
+        total = {k: sum(v[k] for v in ordered.values()) for k in ("prompt", "completion")}
+        total["total"] = total["prompt"] + total["completion"]
+        return {"stages": ordered, "total": total}
+
     def save(self) -> None:
         def order(name: str):
             stage, item, rest = name.split("/", 2)
@@ -161,15 +172,12 @@ def parse_json(text: str) -> object:
 
 
 class LLM:
-    """Structured calls with validation re-asks, a concurrency limit and per-stage token counts."""
+    """Structured calls with validation re-asks and a concurrency limit; every exchange goes to the transcript."""
 
-    def __init__(self, backend: Backend | None, transcript: Transcript, max_reasks: int = 2,
-                 concurrency: int = 4, record: bool = True):
-        self.backend, self.transcript = backend, transcript
-        self.max_reasks, self.record = max_reasks, record
+    def __init__(self, backend: Backend | None, transcript: Transcript, max_reasks: int = 2, concurrency: int = 4):
+        self.backend, self.transcript, self.max_reasks = backend, transcript, max_reasks
         self._slots = threading.Semaphore(concurrency)
         self._lock = threading.Lock()
-        self.tokens: dict[str, dict[str, int]] = defaultdict(lambda: {"prompt": 0, "completion": 0})
         self.changed_prompts: list[str] = []
         self.reasks: list[str] = []
 
@@ -194,11 +202,7 @@ class LLM:
                 "key": name, "stage": key.stage, "item": key.item, "attempt": key.attempt, "turn": turn,
                 "model": self.backend.model, "prompt_sha": digest, "response": text, "usage": usage,
             }
-            if self.record:
-                self.transcript.put(entry)
-        with self._lock:
-            self.tokens[key.stage]["prompt"] += entry["usage"]["prompt_tokens"]
-            self.tokens[key.stage]["completion"] += entry["usage"]["completion_tokens"]
+            self.transcript.put(entry)
         return entry["response"]
 
     def structured(self, key: StepKey, system: str, prompt: str, schema: type[T]) -> T:
@@ -222,12 +226,6 @@ class LLM:
                     {"role": "user", "content": f"That answer was not valid:\n{problem}\nReply again with the corrected JSON object only."},
                 ]
         raise LLMError(f"{key}: no valid answer after {self.max_reasks + 1} tries")
-
-    def token_report(self) -> dict:
-        stages = {s: dict(v) for s, v in sorted(self.tokens.items(), key=lambda kv: STAGE_ORDER.get(kv[0], 99))}
-        total = {"prompt": sum(v["prompt"] for v in stages.values()),
-                 "completion": sum(v["completion"] for v in stages.values())}
-        return {"stages": stages, "total": total}
 
 
 def backend_for(model: str | None) -> Backend | None:

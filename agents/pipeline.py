@@ -27,7 +27,7 @@ from langgraph.types import Send
 from agents.code_agent import write_tool
 from agents.database_agent import design_database
 from agents.debug_agent import propose_fix
-from agents.llm import LLM, LLMError, Transcript
+from agents.llm import LLM, LLMError
 from agents.schema_agent import propose_tools
 from agents.test_agent import write_tests
 from domains.db_layer import compile_db, integrity_cases, integrity_json
@@ -195,7 +195,7 @@ class Run:
             },
             "procedural_tests": sum(len(results[n]["tests"]) for n in verified),
             "validation_reasks": sorted(self.llm.reasks),
-            "tokens": transcript_tokens(self.llm.transcript),
+            "tokens": self.llm.transcript.tokens(),
         }
         write_json(self.out / "report.json", report)
         self.log(f"assemble: {len(verified)} verified, {len(report['tools']['dropped'])} dropped")
@@ -211,7 +211,7 @@ class Run:
         stats = write_graph(g, self.out)
         report = json.loads((self.out / "report.json").read_text())
         report["graph"] = stats
-        report["tokens"] = transcript_tokens(self.llm.transcript)
+        report["tokens"] = self.llm.transcript.tokens()
         write_json(self.out / "report.json", report)
         self.log(f"graph: {stats.get('edges', '?')} edges")
         return {"graph": stats, "timings": {"graph": time.perf_counter() - t}}
@@ -242,20 +242,6 @@ def first_problem(refused: str | None, results: list[dict]) -> str:
         return f"the code was refused: {refused}"[:300]
     failed = next(r for r in results if not r["passed"])
     return f"test {failed['name']}: {failed['problems'][0]}".splitlines()[0][:300]
-
-
-def transcript_tokens(transcript: Transcript) -> dict:
-    """Tokens per stage and in total, from the recorded exchanges (identical on replay)."""
-    from agents.llm import STAGE_ORDER
-
-    stages: dict[str, dict[str, int]] = defaultdict(lambda: {"prompt": 0, "completion": 0})
-    for entry in transcript.entries.values():
-        stages[entry["stage"]]["prompt"] += entry["usage"]["prompt_tokens"]
-        stages[entry["stage"]]["completion"] += entry["usage"]["completion_tokens"]
-    ordered = {s: stages[s] for s in sorted(stages, key=lambda s: STAGE_ORDER.get(s, 99))}
-    total = {k: sum(v[k] for v in ordered.values()) for k in ("prompt", "completion")}
-    total["total"] = total["prompt"] + total["completion"]
-    return {"stages": ordered, "total": total}
 
 
 def write_json(path: Path, data: object) -> None:

@@ -184,4 +184,4 @@ def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_pa
     assert len(calls) == 2 and calls[1]["model"] == "openai/gpt-4.1"
     entry = llm.transcript.get("code/x/0")
     assert entry["model"] == "openai/gpt-4.1" and entry["usage"] == {"prompt_tokens": 11, "completion_tokens": 3}
-    assert llm.token_report()["stages"]["code"] == {"prompt": 11, "completion": 3}
+    assert llm.transcript.tokens()["stages"]["code"] == {"prompt": 11, "completion": 3}
