@@ -153,6 +153,7 @@ class _Proc:
     requests: int = 0
     closed: bool = False
     restoring: bool = False
+    lost: bool = False  # its files were beyond repair and it was restarted from its template
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -289,15 +290,29 @@ class EpisodeProcesses:
             proc.sock = None
 
     def _restore(self, proc: _Proc) -> None:
-        """Replace the episode's process; it reopens the files at their last commit. Holds proc.lock."""
+        """Replace the episode's process; it reopens the files at their last commit. Holds proc.lock.
+
+        Files its own code wrecked (it can write them, as SQLite does) cannot be reopened: then
+        the episode starts again from its template, and `proc.lost` says so."""
         proc.restoring = True
         try:
             self._kill(proc)
-            if not proc.closed:
+            if proc.closed:
+                return
+            try:
                 self._spawn(proc)
-                self.restarts += 1
+            except PoolError:
+                self._put_template(proc)
+                self._spawn(proc)
+                proc.lost = True
+            self.restarts += 1
         finally:
             proc.restoring = False
+
+    def _put_template(self, proc: _Proc) -> None:
+        for name in ("db-wal", "db-shm"):
+            Path(proc.dir, name).unlink(missing_ok=True)
+        shutil.copyfile(self._templates[proc.key], os.path.join(proc.dir, "db"))
 
     def create(self, episode_id: str, key: str, now: str | None = None) -> None:
         with self._book:
@@ -359,7 +374,12 @@ class EpisodeProcesses:
                                   "it was replaced and the episode's state is as of its last successful call"}
                 return None, {"type": error["type"], "message": str(error.get("message") or "")}
             return reply.get("result"), None
+        proc = self._proc(episode_id)
         unchanged = "the episode's state is as of its last successful call"
+        if proc.lost:
+            proc.lost = False
+            unchanged = ("the episode's database files were damaged from inside its process, so the episode "
+                         "was restarted from its initial state")
         if why == "busy":
             return None, {"type": "Timeout", "message": f"the episode was busy with another call for the whole "
                                                         f"{timeout:g} s timeout; this call did not run"}
@@ -388,10 +408,9 @@ class EpisodeProcesses:
             proc = self._proc(episode_id)
             with proc.lock:
                 self._kill(proc)
-                for name in ("db-wal", "db-shm"):
-                    Path(proc.dir, name).unlink(missing_ok=True)
-                shutil.copyfile(self._templates[proc.key], os.path.join(proc.dir, "db"))
+                self._put_template(proc)
                 self._restore(proc)
+                proc.lost = False
 
     def dump(self, episode_id: str) -> dict:
         state = self._checked(episode_id, {"op": "dump"}, 60, DUMP_REPLY_BYTES).get("state")

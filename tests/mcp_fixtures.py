@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,25 @@ def build_fixture_domain(out: Path) -> Path:
     for task_id, task in TASKS.items():
         (domain / "tasks" / f"{task_id}.json").write_text(json.dumps(task, indent=2) + "\n")
     (out / "ready").write_text("ok")
+    return domain
+
+
+def domain_with_tools(base: Path, out: Path, tools: dict[str, tuple[dict[str, str], str]]) -> Path:
+    """A copy of `base` with more verified tools: name -> ({parameter: JSON type}, code). Used to
+    serve code written to misbehave, the way a generated domain could carry it."""
+    domain = out / base.name
+    shutil.copytree(base, domain)
+    with (domain / "tools.py").open("a") as tools_py:
+        tools_py.write("".join(f"\n\n# tool: {name}\n{code}" for name, (_, code) in tools.items()))
+    spec = json.loads((domain / "spec.json").read_text())
+    spec["tools"] += [{"name": name, "description": f"{name} (test tool)", "mutates": True,
+                       "parameters": [{"name": p, "type": t, "description": p} for p, t in params.items()],
+                       "output": []} for name, (params, _) in tools.items()]
+    spec["tool_tables"].update({name: ["book"] for name in tools})
+    (domain / "spec.json").write_text(json.dumps(spec))
+    report = json.loads((domain / "report.json").read_text())
+    report["tools"]["verified"] = sorted(report["tools"]["verified"] + list(tools))
+    (domain / "report.json").write_text(json.dumps(report))
     return domain
 
 
