@@ -1,14 +1,17 @@
-"""The episode runtime: reset, tool-call latency in process, over stdio and over HTTP, reward
-time, throughput with 1, 16 and 256 concurrent episodes, and the two designs the anchors use.
+"""The episode runtime: creation, reset, read and write calls in process, over stdio and over
+HTTP, at the sample state (39 rows for job_seeking) and at about 7,500 rows; memory per live
+episode at 1,000 live episodes; what the confinement costs; throughput; two anchors' designs.
 
 The workload is the domain's own: every success procedural test whose initial state is part
-of the sample state gives one call, run in order on an episode of the sample state. Anchors,
-each timed on the same calls and states:
+of the sample state gives one call (a read or a write, by the tool's schema), run in order. The
+large state is the sample copied with renumbered keys, the original rows kept, so the same calls
+do the same work in a larger database. Anchors, timed on the same calls and states:
   subprocess  a fresh process per call, the state pickled in and out (CodeGym)
   deepcopy    a pydantic model of the database, deep-copied per reset (tau2-bench)
-Aims: reset < 1 ms, in-process call p50 < 1 ms, HTTP call p50 < 5 ms, 256 episodes, no errors.
+Aims: creation < 10 ms; in-process read and write p50 < 0.5 ms; write cost at 7,500 rows within
+1.2x of the small state; 1,000 live episodes on 24 GiB.
 
-    python -m bench.runtime [--domain NAME_OR_PATH]
+    python -m bench.runtime [--domain NAME_OR_PATH] [--live 1000]
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ import json
 import os
 import pickle
 import re
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import date, datetime
 from pathlib import Path
@@ -65,131 +70,77 @@ def percentiles(seconds: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1e3, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e3
 
 
-def line(label: str, seconds: list[float], unit: str = "ms") -> str:
+def cell(seconds: list[float]) -> str:
+    if not seconds:
+        return f"{'-':>22}"
     p50, p99 = percentiles(seconds)
-    return f"  {label:<34} p50 {p50:8.3f} {unit}   p99 {p99:8.3f} {unit}   (n={len(seconds)})"
+    return f"{p50:8.3f} / {p99:8.3f} ms"
 
 
-# -- in process ---------------------------------------------------------------------------
+# -- latency ------------------------------------------------------------------------------
+
+def split(env: Environment, calls: list[tuple[str, dict]]) -> tuple[list, list]:
+    reads = [c for c in calls if not env.tools[c[0]].mutates]
+    return reads, [c for c in calls if env.tools[c[0]].mutates]
+
+
+def updates_only(env: Environment, tool: str) -> bool:
+    """A write whose verified tests only update rows by key: its own work does not grow with the table."""
+    tests = json.loads((env.dir / "tests" / f"{tool}.json").read_text())
+    changes = [c for t in tests if t["kind"] == "success" for c in (t.get("expect_changes") or {}).values()]
+    return bool(changes) and all(c.get("updated") and not c.get("inserted") and not c.get("deleted") for c in changes)
+
 
 def bench_in_process(env: Environment, calls: list[tuple[str, dict]], rounds: int) -> dict:
+    reads, writes = split(env, calls)
     episode = env.create_episode()
-    call_times, errors = [], 0
+    out = {"read": [], "write": [], "update": [], "reset": [], "create": [], "errors": 0}
     for _ in range(rounds):
         episode.reset()
         for tool, arguments in calls:
-            out = episode.call(tool, arguments)
-            call_times.append(out.seconds)
-            errors += (not out.ok and out.error_type in INFRA_ERRORS)
-    reset_times = []
-    for _ in range(rounds * 10):
-        if calls:
-            episode.call(*calls[-1])
+            result = episode.call(tool, arguments)
+            out["write" if (tool, arguments) in writes else "read"].append(result.seconds)
+            if (tool, arguments) in writes and updates_only(env, tool):
+                out["update"].append(result.seconds)
+            out["errors"] += (not result.ok and result.error_type in INFRA_ERRORS)
         started = time.perf_counter()
         episode.reset()
-        reset_times.append(time.perf_counter() - started)
-    create_times = []
-    for _ in range(50):
+        out["reset"].append(time.perf_counter() - started)
+    for _ in range(max(30, rounds)):
         started = time.perf_counter()
         extra = env.create_episode()
-        create_times.append(time.perf_counter() - started)
+        out["create"].append(time.perf_counter() - started)
         extra.close()
     episode.close()
-    return {"call": call_times, "reset": reset_times, "create": create_times, "errors": errors}
+    return out
 
 
-def bench_reward(env: Environment, calls: list[tuple[str, dict]]) -> tuple[str, list[float]]:
-    """Reward time: a real task when the domain has one, else the workload's end state scored against itself."""
-    from verification.reward import compute_reward
-
-    from mcp_servers.runtime import RewardUnavailable
-
-    times = []
-    for task_id in env.task_ids():
-        episode = env.create_episode(task_id)
-        for call in env.task(task_id).reference_solution:
-            episode.call(call.tool, call.arguments)
-        try:
-            episode.reward()  # the first reward runs the reference solution once: not a per-episode cost
-        except RewardUnavailable:
-            episode.close()
-            continue
-        for _ in range(30):
-            started = time.perf_counter()
-            episode.reward()
-            times.append(time.perf_counter() - started)
-        episode.close()
-        return f"reward (task {task_id}, dump + diff)", times
-    episode = env.create_episode()
-    initial = episode.state()
-    for tool, arguments in calls:
-        episode.call(tool, arguments)
-    expected = episode.state()
-    for _ in range(30):
-        started = time.perf_counter()
-        compute_reward(env.spec.db, initial, episode.state(), expected)
-        times.append(time.perf_counter() - started)
-    episode.close()
-    return "reward (sample workload, dump + diff)", times
-
-
-async def throughput_in_process(env: Environment, calls: list[tuple[str, dict]], episodes: int, seconds: float) -> dict:
-    """Concurrent rollouts on one event loop, as an async RL rollout worker runs them (Episode.acall)."""
-    opened = [env.create_episode() for _ in range(episodes)]
-    counts, errors = [0] * episodes, [0] * episodes
-    deadline = time.perf_counter() + seconds
-
-    async def rollouts(n: int) -> None:
-        episode = opened[n]
-        while time.perf_counter() < deadline:
-            await episode.areset()
-            for tool, arguments in calls:
-                try:
-                    out = await episode.acall(tool, arguments)
-                    errors[n] += (not out.ok and out.error_type in INFRA_ERRORS)
-                except Exception:
-                    errors[n] += 1
-                counts[n] += 1
-
-    started = time.perf_counter()
-    await asyncio.gather(*(rollouts(n) for n in range(episodes)))
-    wall = time.perf_counter() - started
-    for episode in opened:
-        episode.close()
-    return {"calls": sum(counts), "wall": wall, "errors": sum(errors)}
-
-
-# -- over MCP -----------------------------------------------------------------------------
-
-def _is_infra_error(result) -> bool:
-    return result.is_error and any(f"({kind})" in result.content[0].text for kind in INFRA_ERRORS)
-
-
-async def bench_stdio(domain: Path, calls: list[tuple[str, dict]], rounds: int) -> tuple[list[float], int]:
+async def bench_stdio(domain: Path, env: Environment, calls: list[tuple[str, dict]], rounds: int) -> dict:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_servers", str(domain)], cwd=str(ROOT),
-                                   env=dict(os.environ))
-    times, errors = [], 0
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_servers", str(domain), "--max-calls", "0"],
+                                   cwd=str(ROOT), env=dict(os.environ))
+    _reads, writes = split(env, calls)
+    out = {"read": [], "write": [], "errors": 0}
     async with Client(params) as client:
         for _ in range(rounds):
             for tool, arguments in calls:
                 started = time.perf_counter()
                 result = await client.call_tool(tool, arguments)
-                times.append(time.perf_counter() - started)
-                errors += _is_infra_error(result)
-    return times, errors
+                out["write" if (tool, arguments) in writes else "read"].append(time.perf_counter() - started)
+                out["errors"] += _is_infra_error(result)
+    return out
 
 
 class HttpServer:
-    def __init__(self, domain: Path, workers: int):
+    def __init__(self, domain: Path):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "mcp_servers", str(domain), "--transport", "http", "--port", str(self.port),
-             "--workers", str(workers), "--max-calls", "0"], cwd=ROOT, stderr=subprocess.DEVNULL)
+             "--max-calls", "0", "--max-episodes", "10000"], cwd=ROOT, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
@@ -205,64 +156,104 @@ class HttpServer:
         self.proc.wait(timeout=30)
 
 
-async def bench_http(server: HttpServer, calls: list[tuple[str, dict]], rounds: int) -> dict:
+async def bench_http(server: HttpServer, env: Environment, calls: list[tuple[str, dict]], rounds: int) -> dict:
     from mcp import Client
 
+    _reads, writes = split(env, calls)
+    out = {"read": [], "write": [], "reset": [], "create": [], "errors": 0}
     async with httpx.AsyncClient(base_url=server.base, timeout=60) as api:
+        for _ in range(30):
+            started = time.perf_counter()
+            created = (await api.post("/episodes")).json()
+            out["create"].append(time.perf_counter() - started)
+            await api.delete(f"/episodes/{created['episode_id']}")
         episode = (await api.post("/episodes")).json()
-        times, errors = [], 0
         async with Client(episode["mcp_url"]) as client:
             for _ in range(rounds):
+                started = time.perf_counter()
                 await api.post(f"/episodes/{episode['episode_id']}/reset")
+                out["reset"].append(time.perf_counter() - started)
                 for tool, arguments in calls:
                     started = time.perf_counter()
                     result = await client.call_tool(tool, arguments)
-                    times.append(time.perf_counter() - started)
-                    errors += _is_infra_error(result)
-        per_session = []
-        for tool, arguments in (calls * 3)[:30]:
-            started = time.perf_counter()
-            async with Client(episode["mcp_url"]) as client:
-                await client.call_tool(tool, arguments)
-            per_session.append(time.perf_counter() - started)
+                    out["write" if (tool, arguments) in writes else "read"].append(time.perf_counter() - started)
+                    out["errors"] += _is_infra_error(result)
         await api.delete(f"/episodes/{episode['episode_id']}")
-    return {"call": times, "session_per_call": per_session, "errors": errors}
+    return out
 
 
-async def throughput_http(server: HttpServer, calls: list[tuple[str, dict]], episodes: int, seconds: float) -> dict:
-    from mcp import Client
+def _is_infra_error(result) -> bool:
+    return result.is_error and any(f"({kind})" in result.content[0].text for kind in INFRA_ERRORS)
 
-    limits = httpx.Limits(max_connections=episodes + 8, max_keepalive_connections=episodes + 8)
-    async with httpx.AsyncClient(base_url=server.base, timeout=120, limits=limits) as api:
-        created = await asyncio.gather(*(api.post("/episodes") for _ in range(episodes)))
-        opened = [r.json() for r in created]
-        counts, errors = [0] * episodes, [0] * episodes
-        ready = asyncio.Event()
-        deadline = [0.0]
 
-        async def rollouts(n: int) -> None:
-            async with Client(opened[n]["mcp_url"], read_timeout_seconds=120) as client:
-                await ready.wait()
-                while time.perf_counter() < deadline[0]:
-                    await api.post(f"/episodes/{opened[n]['episode_id']}/reset")
-                    for tool, arguments in calls:
-                        try:
-                            result = await client.call_tool(tool, arguments)
-                            errors[n] += _is_infra_error(result)
-                        except Exception:
-                            errors[n] += 1
-                        counts[n] += 1
+def domain_with_sample(domain: Path, state: State, into: Path) -> Path:
+    """A copy of the domain whose sample state is `state`: what the stdio and HTTP servers serve."""
+    copy_dir = into / domain.name
+    shutil.copytree(domain, copy_dir, ignore=shutil.ignore_patterns("tasks", "transcript.jsonl", "graph.*"))
+    (copy_dir / "sample_state.json").write_text(json.dumps(state))
+    return copy_dir
 
-        tasks = [asyncio.create_task(rollouts(n)) for n in range(episodes)]
-        await asyncio.sleep(min(10.0, 0.5 + episodes * 0.04))  # let every session connect first
-        started = time.perf_counter()
-        deadline[0] = started + seconds
-        ready.set()
-        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
-        wall = time.perf_counter() - started
-        failed_sessions = sum(isinstance(o, BaseException) for o in outcomes)
-        await asyncio.gather(*(api.delete(f"/episodes/{e['episode_id']}") for e in opened))
-    return {"calls": sum(counts), "wall": wall, "errors": sum(errors) + failed_sessions}
+
+# -- memory and confinement -----------------------------------------------------------------
+
+def _pss_kib(pid: int) -> int:
+    for row in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if row.startswith("Pss:"):
+            return int(row.split()[1])
+    return 0
+
+
+def memory_per_episode(env: Environment, live: int, calls: list[tuple[str, dict]]) -> dict:
+    """Proportional set size of `live` episode processes (each after the workload), plus their files."""
+    opened = []
+    try:
+        for _ in range(live):
+            episode = env.create_episode()
+            for tool, arguments in calls:
+                episode.call(tool, arguments)
+            opened.append(episode)
+        pss = [_pss_kib(env.pool.pid(e.id)) for e in opened]
+        files = [sum(f.stat().st_size for f in Path(env.pool._proc(e.id).dir).iterdir()) for e in opened]
+        template = _pss_kib(env.pool._template.pid)
+    finally:
+        for episode in opened:
+            episode.close()
+    return {"pss_mib": statistics.mean(pss) / 1024, "files_mib": statistics.mean(files) / 2**20,
+            "total_gib": (sum(pss) * 1024 + sum(files)) / 2**30, "template_mib": template / 1024}
+
+
+def confinement_cost(domain: Path, calls: list[tuple[str, dict]], rounds: int) -> tuple[dict, dict]:
+    """The same measurements with and without the episode processes' own confinement."""
+    out = []
+    for confined in (True, False):
+        with Environment(domain, max_calls=None, confined=confined) as env:
+            out.append(bench_in_process(env, calls, rounds))
+    return out[0], out[1]
+
+
+# -- throughput -----------------------------------------------------------------------------
+
+async def throughput_in_process(env: Environment, calls: list[tuple[str, dict]], episodes: int, seconds: float) -> dict:
+    """Concurrent rollouts on one event loop, as an async RL rollout worker runs them (Episode.acall)."""
+    opened = [env.create_episode() for _ in range(episodes)]
+    counts, errors = [0] * episodes, [0] * episodes
+    deadline = time.perf_counter() + seconds
+
+    async def rollouts(n: int) -> None:
+        episode = opened[n]
+        while time.perf_counter() < deadline:
+            await episode.areset()
+            for tool, arguments in calls:
+                out = await episode.acall(tool, arguments)
+                errors[n] += (not out.ok and out.error_type in INFRA_ERRORS)
+                counts[n] += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(rollouts(n) for n in range(episodes)))
+    wall = time.perf_counter() - started
+    for episode in opened:
+        episode.close()
+    return {"calls": sum(counts), "wall": wall, "errors": sum(errors)}
 
 
 # -- the anchors' designs -----------------------------------------------------------------
@@ -340,6 +331,8 @@ def scaled_state(schema: DBSchema, state: State, target_rows: int) -> State:
     order = table_order(schema)
     for i in range(copies):
         def key(value: str) -> str:
+            if i == 0:  # the original rows keep their keys: the workload's calls find them
+                return value
             match = numbered.match(value)
             return f"{match.group(1)}{int(match.group(2)) + i * 10_000:05d}" if match else f"{value}-{i}"
 
@@ -353,7 +346,7 @@ def scaled_state(schema: DBSchema, state: State, target_rows: int) -> State:
                         continue
                     if c.primary_key or c.foreign_key:
                         new[c.name] = key(value)
-                    elif c.unique and isinstance(value, str):
+                    elif c.unique and isinstance(value, str) and i:
                         new[c.name] = f"{i}-{value}"
                 out[name].append(new)
     return out
@@ -366,78 +359,82 @@ def ratio(anchor: list[float], ours: list[float]) -> str:
     return f"{a * 1e3:10.3f} ms vs {o * 1e3:8.3f} ms  -> {a / o:8.1f}x"
 
 
-def main(name: str = "job_seeking", workers: int | None = None) -> None:
+def main(name: str = "job_seeking", live: int = 1000) -> None:
     try:
         domain = resolve_domain(name)
     except FileNotFoundError as error:
         print(f"runtime bench: {error}")
         return
-    workers = workers or os.cpu_count() or 1
-    with Environment(domain, workers=workers, max_calls=None, max_episodes=10_000) as env:
+    with Environment(domain, max_calls=None, max_episodes=max(live, 256) + 16) as env, \
+            tempfile.TemporaryDirectory(prefix="worldsmith-bench-") as scratch:
         sample = env.initial_state()
         calls = workload(env, sample)
-        rows = sum(len(v) for v in sample.values())
-        print(f"domain {env.name}: {len(env.tools)} tools, sample state {rows} rows, workload {len(calls)} calls "
-              f"({', '.join(t for t, _ in calls)}), {workers} sandbox workers")
         if not calls:
-            print("  no success test runs on the sample state: nothing to measure")
+            print(f"domain {env.name}: no success test runs on the sample state: nothing to measure")
             return
-
-        measured = bench_in_process(env, calls, rounds=max(3, 300 // len(calls)))
-        print(line("reset (template deserialize)", measured["reset"]))
-        print(line("create episode", measured["create"]))
-        print(line("tool call, in process", measured["call"]))
-        stdio, stdio_errors = asyncio.run(bench_stdio(env.dir, calls, rounds=max(2, 150 // len(calls))))
-        print(line("tool call, MCP over stdio", stdio))
-        server = HttpServer(env.dir, workers)
-        try:
-            http = asyncio.run(bench_http(server, calls, rounds=max(2, 150 // len(calls))))
-            print(line("tool call, MCP over HTTP", http["call"]))
-            print(line("  new MCP session per call", http["session_per_call"]))
-            label, reward_times = bench_reward(env, calls)
-            print(line(label, reward_times))
-
-            print("throughput (rollouts of reset + workload, 3 s each):")
-            for episodes in (1, 16, 256):
-                local = asyncio.run(throughput_in_process(env, calls, episodes, 3.0))
-                remote = asyncio.run(throughput_http(server, calls, episodes, 3.0))
-                print(f"  {episodes:>3} episodes   in process {local['calls'] / local['wall']:8.0f} calls/s "
-                      f"({local['errors']} errors)   HTTP {remote['calls'] / remote['wall']:7.0f} calls/s "
-                      f"({remote['errors']} errors)")
-        finally:
-            server.close()
-        errors = measured["errors"] + stdio_errors + http["errors"]
+        big = scaled_state(env.spec.db, sample, 7_500)
+        sizes = {"small": sum(len(v) for v in sample.values()), "large": sum(len(v) for v in big.values())}
+        reads, writes = split(env, calls)
+        print(f"domain {env.name}: {len(env.tools)} tools; workload {len(reads)} reads + {len(writes)} writes "
+              f"({', '.join(t for t, _ in calls)}); one process per episode; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        rounds = max(5, 200 // len(calls))
+        results: dict[str, dict[str, dict]] = {}
+        errors = 0
+        for size, state in (("small", None), ("large", big)):
+            served = domain if state is None else domain_with_sample(domain, big, Path(scratch))
+            with Environment(served, max_calls=None) as sized:
+                results[size] = {"in process": bench_in_process(sized, calls, rounds)}
+            results[size]["stdio"] = asyncio.run(bench_stdio(served, env, calls, max(3, rounds // 3)))
+            server = HttpServer(served)
+            try:
+                results[size]["HTTP"] = asyncio.run(bench_http(server, env, calls, max(3, rounds // 3)))
+            finally:
+                server.close()
+            errors += sum(r["errors"] for r in results[size].values())
+        print(f"p50 / p99 {'':<22} {sizes['small']:>10,} rows {'':>12} {sizes['large']:>10,} rows")
+        for path in ("in process", "stdio", "HTTP"):
+            for what in ("create", "reset", "read", "write", "update"):
+                small, large = results["small"][path].get(what, []), results["large"][path].get(what, [])
+                if small or large:
+                    print(f"  {what + ', ' + path:<28} {cell(small)}   {cell(large)}")
+        for what in ("write", "update"):
+            small, large = results["small"]["in process"][what], results["large"]["in process"][what]
+            if small and large:
+                print(f"  {what} cost at {sizes['large']:,} rows / at {sizes['small']} rows (in process, p50): "
+                      f"{statistics.median(large) / statistics.median(small):.2f}x")
+        print("  (update: the writes whose tests only update rows by key, so the tool's own work does not grow "
+              "with the tables; the other writes find the next id by scanning keys)")
         print(f"  runtime errors during latency runs: {errors}")
 
+        confined, bare = confinement_cost(domain, calls, rounds)
+        per_call = statistics.median(confined["read"] + confined["write"]) - statistics.median(bare["read"] + bare["write"])
+        per_episode = statistics.median(confined["create"]) - statistics.median(bare["create"])
+        print(f"confinement (Landlock + seccomp + limits per episode process): {per_episode * 1e3:+.3f} ms per episode, "
+              f"{per_call * 1e3:+.3f} ms per call (p50, confined minus unconfined)")
+
+        memory = memory_per_episode(env, live, calls)
+        print(f"memory at {live} live episodes (each after the workload): {memory['pss_mib']:.2f} MiB PSS per "
+              f"process + {memory['files_mib']:.2f} MiB database files = {memory['total_gib']:.2f} GiB in all "
+              f"(template process {memory['template_mib']:.1f} MiB)")
+
+        print("throughput (rollouts of reset + workload, 3 s each, in process):")
+        for episodes in (1, 16, 256):
+            local = asyncio.run(throughput_in_process(env, calls, episodes, 3.0))
+            print(f"  {episodes:>3} episodes {local['calls'] / local['wall']:8.0f} calls/s ({local['errors']} errors)")
+
         print("anchors (same calls and states; anchor time / ours):")
+        ours = results["small"]["in process"]
         sub = anchor_subprocess(env, calls, sample)
-        ours_rollout = statistics.median(measured["reset"]) + statistics.median(measured["call"]) * len(calls)
-        print(f"  tool call: subprocess + pickled state  {ratio(sub, measured['call'])}")
-        print(f"  rollout (reset + {len(calls)} calls): subprocess   "
-              f"{ratio([statistics.median(sub) * len(calls)], [ours_rollout])}")
-        print(f"  reset, sample state ({rows} rows): pydantic deepcopy "
-              f"{ratio(anchor_deepcopy(env.spec.db, sample, 300), measured['reset'])}")
-        big = scaled_state(env.spec.db, sample, 5_000)
-        big_rows = sum(len(v) for v in big.values())
-        try:
-            episode = env.create_episode(state=big)
-        except Exception as error:  # noqa: BLE001 - a state the generic scaler cannot make valid
-            print(f"  reset, scaled state: skipped ({error})")
-            return
-        big_resets = []
-        for _ in range(100):
-            episode.call(*calls[-1])
-            started = time.perf_counter()
-            episode.reset()
-            big_resets.append(time.perf_counter() - started)
-        episode.close()
-        print(f"  reset, scaled state ({big_rows} rows): pydantic deepcopy "
-              f"{ratio(anchor_deepcopy(env.spec.db, big, 20), big_resets)}")
+        print(f"  tool call: subprocess + pickled state  {ratio(sub, ours['read'] + ours['write'])}")
+        print(f"  reset, {sizes['small']} rows: pydantic deepcopy   {ratio(anchor_deepcopy(env.spec.db, sample, 300), ours['reset'])}")
+        print(f"  reset, {sizes['large']:,} rows: pydantic deepcopy "
+              f"{ratio(anchor_deepcopy(env.spec.db, big, 20), results['large']['in process']['reset'])}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m bench.runtime")
     parser.add_argument("--domain", default="job_seeking", help="a domain name under domains/, or a path")
-    parser.add_argument("--workers", type=int, help="sandbox workers (default: cores)")
+    parser.add_argument("--live", type=int, default=1000, help="live episodes for the memory figure")
     options = parser.parse_args()
-    main(options.domain, options.workers)
+    main(options.domain, options.live)

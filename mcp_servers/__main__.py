@@ -20,7 +20,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--workers", type=int, help="sandbox worker processes (default: 1 for stdio, cores for http)")
+    parser.add_argument("--workers", type=int, help=argparse.SUPPRESS)  # accepted and ignored: one process per episode
     parser.add_argument("--call-timeout", type=float, default=5.0, help="wall-clock seconds per tool call")
     parser.add_argument("--max-calls", type=int, default=200, help="tool calls per episode (0: unlimited)")
     parser.add_argument("--max-episodes", type=int, default=4096, help="episodes open at once (http)")
@@ -33,9 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from mcp_servers.runtime import Environment, EpisodeError, UnknownTask
 
-    workers = args.workers or (1 if args.transport == "stdio" else None)
     try:
-        env = Environment(args.domain, workers=workers, call_timeout=args.call_timeout,
+        env = Environment(args.domain, call_timeout=args.call_timeout,
                           max_calls=args.max_calls or None, max_episodes=args.max_episodes,
                           idle_timeout=args.idle_timeout if args.transport == "http" else None)
     except (FileNotFoundError, ValueError) as error:

@@ -460,6 +460,10 @@ class EpisodeProcesses:
     def _watch(self) -> None:
         """Replace idle episode processes that died; a busy one is replaced by its caller."""
         while not self._closing:
+            if not self.template_alive():  # its episodes died with it: they are replaced below
+                with self._control_lock:
+                    if not self._closing and not self.template_alive():
+                        self._restart_template()
             busy = False
             for fd, _events in self._epoll.poll(0.2):
                 with self._book:

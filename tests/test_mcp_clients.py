@@ -34,7 +34,7 @@ def text(result) -> str:
 
 @pytest.fixture(scope="module")
 def env(fixture_domain):  # noqa: F811
-    with Environment(fixture_domain, workers=1, call_timeout=0.5) as environment:
+    with Environment(fixture_domain, call_timeout=0.5) as environment:
         yield environment
 
 
@@ -151,7 +151,7 @@ def http_server(fixture_domain):  # noqa: F811
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcp_servers", str(fixture_domain), "--transport", "http", "--port", str(port),
-         "--workers", "2", "--call-timeout", "0.5"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+         "--call-timeout", "0.5"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:

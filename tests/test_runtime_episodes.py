@@ -21,7 +21,7 @@ RESERVED = {"reset", "step", "state", "close"}
 
 @pytest.fixture(scope="module")
 def env(fixture_domain):  # noqa: F811
-    with Environment(fixture_domain, workers=2, call_timeout=0.5) as environment:
+    with Environment(fixture_domain, call_timeout=0.5) as environment:
         yield environment
 
 
@@ -183,7 +183,7 @@ def test_a_null_optional_argument_means_the_default(env):
 
 
 def test_calls_per_episode_are_bounded_and_reset_renews_them(fixture_domain):  # noqa: F811
-    with Environment(fixture_domain, workers=1, max_calls=3) as small:
+    with Environment(fixture_domain, max_calls=3) as small:
         episode = small.create_episode("finish_dune")
         for _ in range(3):
             assert episode.call("get_book", {"book_id": "BK-0001"}).ok
@@ -263,7 +263,7 @@ def test_an_episode_can_start_from_any_state_and_bad_states_are_refused(env):
 
 
 def test_idle_episodes_are_closed_when_new_ones_are_made(fixture_domain):  # noqa: F811
-    with Environment(fixture_domain, workers=1, idle_timeout=0.3) as short:
+    with Environment(fixture_domain, idle_timeout=0.3) as short:
         old = short.create_episode()
         busy = short.create_episode()
         time.sleep(0.4)
@@ -280,13 +280,13 @@ def test_a_domain_with_a_tool_named_like_an_environment_operation_is_refused(fix
     spec["tools"][0]["name"] = reserved
     (domain / "spec.json").write_text(json.dumps(spec))
     with pytest.raises(ValueError, match=f"'{reserved}' is reserved for the environment"):
-        Environment(domain, workers=1)
+        Environment(domain)
 
 
 def test_a_sample_state_file_takes_precedence(fixture_domain, tmp_path):  # noqa: F811
     domain = shutil.copytree(fixture_domain, tmp_path / "reading_list")
     (domain / "sample_state.json").write_text(json.dumps({"book": [EMMA]}))
-    with Environment(domain, workers=1) as other:
+    with Environment(domain) as other:
         with other.create_episode() as episode:
             assert episode.state() == {"book": [EMMA]}
 
@@ -336,7 +336,7 @@ def test_foreign_keys_hold_in_every_episode_and_after_a_reset(tmp_path):
         "    session.add(row)\n    session.flush()\n    return {'application_id': row.application_id}\n")
     (tmp_path / "report.json").write_text(json.dumps({"tools": {"verified": ["apply"]}}))
     (tmp_path / "tests").mkdir()
-    with Environment(tmp_path, workers=1) as jobs:
+    with Environment(tmp_path) as jobs:
         episodes = [jobs.create_episode(state={"job": [{"job_id": "JB-0001"}]}) for _ in range(3)]
         for episode in episodes:
             for _ in range(2):

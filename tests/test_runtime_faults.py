@@ -4,6 +4,8 @@ results past the size limit."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
@@ -131,3 +133,24 @@ def test_the_call_timeout_covers_waiting_for_the_previous_call(env):
         assert [o.error_type for o in outs] == ["Timeout"] * 3
         assert any("busy with another call" in o.error for o in outs)
         assert episode.state() == {"book": [DUNE, EMMA]}
+
+
+def test_a_dead_template_is_replaced_and_every_episode_keeps_its_state(env):
+    episodes = [env.create_episode("finish_dune") for _ in range(3)]
+    try:
+        for n, episode in enumerate(episodes):
+            assert episode.call("add_book", {"title": f"kept-{n}", "author": "A"}).ok
+        expected = [episode.state() for episode in episodes]
+        old = env.pool._template.pid
+        os.kill(old, signal.SIGKILL)  # its episode processes die with it
+        for _ in range(500):
+            if env.pool._template.pid != old and env.health()["ok"]:
+                break
+            time.sleep(0.01)
+        assert env.health()["ok"] and env.pool._template.pid != old
+        assert [episode.state() for episode in episodes] == expected
+        with env.create_episode("finish_dune") as fresh:
+            assert fresh.state() == {"book": [DUNE, EMMA]}
+    finally:
+        for episode in episodes:
+            episode.close()

@@ -76,7 +76,7 @@ def _safe_builtins() -> dict:
 
 # -- confinement of one episode process ---------------------------------------------------
 
-_PR_SET_NO_NEW_PRIVS, _PR_SET_DUMPABLE, _PR_SET_SECCOMP = 38, 4, 22
+_PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS, _PR_SET_DUMPABLE, _PR_SET_SECCOMP = 1, 38, 4, 22
 # x86_64 system calls an episode never needs: new processes and programs, sockets, tracing,
 # namespaces and mounts, other processes' memory, kernel keyrings, BPF, io_uring.
 _DENIED_SYSCALLS = (56, 57, 58, 59, 322, 435, 41, 42, 43, 49, 50, 53, 288, 101, 272, 308, 165, 166, 155, 161,
@@ -358,9 +358,13 @@ class Episode:
         return {"error": error}
 
 
-def _serve_episode(channel: int, own_dir: int, template_fd: int, spec: dict, db_module, engine, pool, code) -> None:
+def _serve_episode(channel: int, own_dir: int, template_fd: int, spec: dict, db_module, engine, pool, code,
+                   template_pid: int) -> None:
     """In the forked child: confine, open the database, define the tools, serve."""
     os.setsid()
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # no episode outlives the template (nor the server)
+    if os.getppid() != template_pid:
+        os._exit(3)
     signal.signal(signal.SIGALRM, _on_alarm)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -447,11 +451,13 @@ class Template:
 
     def spawn(self, message: dict, fds: list[int]) -> tuple[dict, list[int]]:
         channel, own_dir, template_fd = fds
+        template_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
             code = 0
             try:
-                _serve_episode(channel, own_dir, template_fd, message, self.db, self.engine, self.pool, self.code)
+                _serve_episode(channel, own_dir, template_fd, message, self.db, self.engine, self.pool, self.code,
+                               template_pid)
             except BaseException:
                 code = 3
             os._exit(code)
