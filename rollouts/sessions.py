@@ -117,7 +117,7 @@ class MCPSession:
             await client.__aexit__(None, None, None)
             raise
         schemas = [{"type": "function", "function": {"name": t.name, "description": t.description or "",
-                                                     "parameters": t.inputSchema}} for t in listed]
+                                                     "parameters": t.input_schema}} for t in listed]
         session = cls(base_url, http, info, client, restrict(schemas, tools))
         session.policy = policy
         return session
