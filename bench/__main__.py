@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-BENCHES = ["domain", "graph", "reward", "runtime"]
+BENCHES = ["domain", "graph", "mutation", "reward", "runtime"]
 
 
 def main() -> None:
