@@ -219,17 +219,23 @@ async def _run_all(config: EvalConfig, env: Environment | None, url: str | None,
             return await InProcessSession.open(env, task_id)
         return await MCPSession.open(url, task_id, http=http, policy=policy)
 
+    saved = time.monotonic()
+
     def done(trajectory: Trajectory) -> None:
+        nonlocal saved
         out.write(trajectory.jsonl() + "\n")
         out.flush()
         progress.add(trajectory)
-        if play.transcript is not None:
+        if play.transcript is not None and time.monotonic() - saved > 5:  # the whole file is rewritten
             play.transcript.save()
+            saved = time.monotonic()
 
     try:
         await play_all(open_session, play.agent, play.user, todo, config.concurrency, config.limits, done)
     finally:
         await http.aclose()
+        if play.transcript is not None:
+            play.transcript.save()
 
 
 def evaluate(config: EvalConfig) -> tuple[Path, dict]:
