@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-BENCHES = ["domain", "graph", "mutation", "reward", "runtime"]
+BENCHES = ["domain", "graph", "mutation", "reward", "runtime", "rollouts"]
 
 
 def main() -> None:
