@@ -170,7 +170,7 @@ def http_server(fixture_domain):  # noqa: F811
 
 
 def test_control_api_creates_inspects_resets_and_closes_episodes(http_server):
-    api = httpx.Client(base_url=http_server)
+    api = httpx.Client(base_url=http_server, timeout=60)
     assert api.get("/health").json()["tools"] == len(TOOLS)
     assert [t["function"]["name"] for t in api.get("/tools").json()] == TOOLS
     assert api.get("/tasks").json() == {"tasks": ["broken_reference", "finish_dune"]}
@@ -210,7 +210,7 @@ async def _call(url: str, tool: str, arguments: dict):
 
 
 async def test_mcp_sdk_over_http_keeps_concurrent_episodes_apart(http_server):
-    async with httpx.AsyncClient(base_url=http_server) as api:
+    async with httpx.AsyncClient(base_url=http_server, timeout=60) as api:
         episodes = [(await api.post("/episodes", json={"task_id": "finish_dune"})).json() for _ in range(8)]
 
         async def work(n: int, episode: dict) -> None:
@@ -226,7 +226,7 @@ async def test_mcp_sdk_over_http_keeps_concurrent_episodes_apart(http_server):
 
 
 async def test_mcp_sdk_over_http_a_hung_tool_does_not_stop_other_episodes(http_server):
-    async with httpx.AsyncClient(base_url=http_server) as api:
+    async with httpx.AsyncClient(base_url=http_server, timeout=60) as api:
         stuck = (await api.post("/episodes", json={"task_id": "finish_dune"})).json()
         others = [(await api.post("/episodes", json={"task_id": "finish_dune"})).json() for _ in range(3)]
         async with Client(stuck["mcp_url"]) as client:
@@ -244,7 +244,7 @@ async def test_mcp_sdk_over_http_a_hung_tool_does_not_stop_other_episodes(http_s
 
 
 async def test_mcp_sdk_over_http_bad_input_and_reward(http_server):
-    async with httpx.AsyncClient(base_url=http_server) as api:
+    async with httpx.AsyncClient(base_url=http_server, timeout=60) as api:
         episode = (await api.post("/episodes", json={"task_id": "finish_dune"})).json()
         async with Client(episode["mcp_url"]) as client:
             assert sorted(t.name for t in (await client.list_tools()).tools) == TOOLS
