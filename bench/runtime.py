@@ -225,8 +225,8 @@ def memory_per_episode(env: Environment, live: int, calls: list[tuple[str, dict]
 def confinement_cost(domain: Path, calls: list[tuple[str, dict]], rounds: int) -> tuple[dict, dict]:
     """The same measurements with and without the episode processes' own confinement."""
     out = []
-    for confined in (True, False):
-        with Environment(domain, max_calls=None, confined=confined) as env:
+    for unconfined in (False, True):
+        with Environment(domain, max_calls=None, unsafe_unconfined=unconfined) as env:
             out.append(bench_in_process(env, calls, rounds))
     return out[0], out[1]
 

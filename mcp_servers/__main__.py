@@ -32,12 +32,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from mcp_servers.runtime import Environment, EpisodeError, UnknownTask
+    from verification.confine import ConfinementUnavailable
 
     try:
         env = Environment(args.domain, call_timeout=args.call_timeout,
                           max_calls=args.max_calls or None, max_episodes=args.max_episodes,
                           idle_timeout=args.idle_timeout if args.transport == "http" else None)
-    except (FileNotFoundError, ValueError) as error:
+    except (FileNotFoundError, ValueError, ConfinementUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:

@@ -8,9 +8,11 @@ out, out of memory, a malformed frame), the parent starts a new one on the same 
 the episode continues from its last commit. A monitor thread notices deaths of idle
 processes and replaces them at once; callers notice deaths during their own call.
 
-The frames with the episode are length-prefixed JSON with a request id; a reply that is
-late, too large, malformed, for another request, or not asked for costs that episode its
-process (and only that episode's), never its committed state.
+The template is started through verification/confine.py (refused where this machine cannot
+confine generated code; a cgroup limits memory and processes over the whole tree). Frames with
+an episode are verification/protocol.py's (random request ids, size caps); a reply that is late,
+too large, malformed, for another request, or not asked for costs that episode its process
+(and only that episode's), never its committed state.
 """
 
 from __future__ import annotations
@@ -22,19 +24,20 @@ import select
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verification.confine import Confinement
 from verification.guard import UnsafeCode, check_source
+from verification.protocol import Channel, ProtocolError, WorkerGone, WorkerTimeout
 
 WORKER = Path(__file__).resolve().parent.parent / "verification" / "episodes_worker.py"
-HEADER = struct.Struct(">IQ")  # body length, request id
 KILL_GRACE_S = 1.0  # past its own timeout a call may take this long before the parent kills the process
 DUMP_REPLY_BYTES = 64 << 20
 SPAWN_TIMEOUT_S = 10.0
@@ -44,80 +47,30 @@ class PoolError(RuntimeError):
     """An episode operation the runtime could not perform (not a tool error: those are results)."""
 
 
-class ProtocolViolation(PoolError):
-    """The episode process sent something it was not asked for."""
-
-
 def _shm_root() -> str | None:
     return "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 
-def start_template(data_dir: str, control_fd: int) -> subprocess.Popen:
-    """Start the template process. The swap point for the confinement layer's process start."""
+def start_template(data_dir: str, control_fd: int, processes: int, unconfined: bool):
+    """Start the template process through the confinement layer (refused where this machine cannot
+    confine; a cgroup holds the tree's memory and process limits); each episode process adds its
+    own layers after the fork (episodes_worker.confine_episode)."""
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    argv = [sys.executable, "-I", str(WORKER), str(control_fd), data_dir]
     log = open(os.path.join(data_dir, "template.log"), "ab")
-
-    def child() -> None:
-        import ctypes
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: no template outlives the server
-        os.setsid()
-
     try:
-        return subprocess.Popen([sys.executable, "-I", str(WORKER), str(control_fd), data_dir], stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=log, cwd=data_dir, env=env, pass_fds=[control_fd],
-                                preexec_fn=child)
+        if unconfined:
+            print("WARNING: episode processes run WITHOUT confinement (unsafe_unconfined=True): generated code can "
+                  "read, write and run anything this user can.", file=sys.stderr, flush=True)
+            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                    pass_fds=[control_fd], start_new_session=True)
+        tree_mb = max(2048, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20) * 3 // 4)
+        # No bubblewrap namespaces here: SQLite needs each episode's directory reachable by path,
+        # which a mount namespace without a writable bind of the data directory does not give.
+        return Confinement(memory_mb=tree_mb, processes=processes, scratch_mb=16, namespaces=False).popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, pass_fds=[control_fd])
     finally:
         log.close()
-
-
-# -- frames (the swap point for verification.protocol) -------------------------------------
-
-def send_frame(sock: socket.socket, request_id: int, message: dict) -> None:
-    body = json.dumps(message).encode()
-    sock.sendall(HEADER.pack(len(body), request_id) + body)
-
-
-def read_frame(sock: socket.socket, pidfd: int, request_id: int, deadline: float, max_bytes: int) -> dict | None:
-    """The reply to `request_id`; None when the deadline passed. Raises PoolError when the process
-    died and ProtocolViolation for anything malformed, oversized or for another request."""
-    header = _read_exactly(sock, pidfd, HEADER.size, deadline)
-    if header is None:
-        return None
-    size, got_id = HEADER.unpack(header)
-    if got_id != request_id:
-        raise ProtocolViolation(f"a reply to request {got_id} arrived while {request_id} was awaited")
-    if size > max_bytes:
-        raise ProtocolViolation(f"a reply of {size:,} bytes; the limit is {max_bytes:,}")
-    body = _read_exactly(sock, pidfd, size, deadline)
-    if body is None:
-        return None
-    try:
-        reply = json.loads(body)
-    except ValueError:
-        raise ProtocolViolation("a reply that is not JSON") from None
-    if not isinstance(reply, dict):
-        raise ProtocolViolation("a reply that is not a JSON object")
-    return reply
-
-
-def _read_exactly(sock: socket.socket, pidfd: int, size: int, deadline: float) -> bytes | None:
-    poller = select.poll()
-    poller.register(sock.fileno(), select.POLLIN | select.POLLHUP)
-    data = bytearray()
-    while len(data) < size:
-        wait_ms = max(0, int((deadline - time.monotonic()) * 1000) + 1)
-        if not poller.poll(wait_ms):
-            return None
-        try:
-            chunk = sock.recv(min(size - len(data), 1 << 20))
-        except OSError:
-            chunk = b""
-        if not chunk:
-            raise PoolError("the episode process died")
-        data += chunk
-        if time.monotonic() > deadline and len(data) < size:
-            return None
-    return bytes(data)
 
 
 def _readable(fd: int, timeout_ms: int = 0) -> bool:
@@ -149,8 +102,8 @@ class _Proc:
     key: str
     now: str | None
     sock: socket.socket | None = None
+    channel: Channel | None = None
     pidfd: int = -1
-    requests: int = 0
     closed: bool = False
     restoring: bool = False
     lost: bool = False  # its files were beyond repair and it was restarted from its template
@@ -161,16 +114,18 @@ class EpisodeProcesses:
     """The template process, the episode processes it forks, and their files."""
 
     def __init__(self, db_source: str, tool_sources: dict[str, str], *, memory_mb: int = 1024, file_mb: int = 256,
-                 max_result_bytes: int = 1 << 20, confined: bool = True):
+                 max_result_bytes: int = 1 << 20, max_episodes: int = 4096, unsafe_unconfined: bool = False):
         for name, source in sorted(tool_sources.items()):
             try:
                 check_source(source)  # a courtesy to the model: the boundary is the episode process's confinement
             except UnsafeCode as error:
                 raise PoolError(f"tool {name} does not load in the sandbox: refused by the sandbox: {error}") from None
-        self.memory_mb, self.file_mb, self.max_result_bytes, self.confined = memory_mb, file_mb, max_result_bytes, confined
+        self.memory_mb, self.file_mb, self.max_result_bytes = memory_mb, file_mb, max_result_bytes
+        self.unconfined, self.max_episodes = unsafe_unconfined, max_episodes
         self.root = tempfile.mkdtemp(prefix="worldsmith-episodes-", dir=_shm_root())
         os.makedirs(os.path.join(self.root, "templates"))
         os.makedirs(os.path.join(self.root, "episodes"))
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)  # even when close() is never called
         Path(self.root, "init.json").write_text(json.dumps({"db_source": db_source, "tools": tool_sources}))
         self.restarts = 0  # episode processes replaced after a death
         self._control_lock = threading.Lock()
@@ -193,10 +148,18 @@ class EpisodeProcesses:
     def _start_template(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self._template = start_template(self.root, theirs.fileno())
+            self._template = start_template(self.root, theirs.fileno(), self.max_episodes + 64, self.unconfined)
         finally:
             theirs.close()
         self._control = ours
+
+    def _stop_template(self) -> None:
+        if getattr(self._template, "confinement", None) is not None:
+            Confinement.kill(self._template)  # the whole tree and its cgroup
+        else:
+            if self._template.poll() is None:
+                self._template.kill()
+            self._template.wait()
 
     def _ask_template(self, message: dict, fds: list[int] = (), timeout: float = 60) -> tuple[dict, list[int]]:
         with self._control_lock:
@@ -215,9 +178,7 @@ class EpisodeProcesses:
 
     def _restart_template(self) -> None:
         self._control.close()
-        if self._template.poll() is None:
-            self._template.kill()
-        self._template.wait()
+        self._stop_template()
         self._start_template()
 
     def template_alive(self) -> bool:
@@ -248,7 +209,7 @@ class EpisodeProcesses:
         try:
             reply, fds = self._ask_template(
                 {"op": "spawn", "now": proc.now, "memory_mb": self.memory_mb, "file_mb": self.file_mb,
-                 "max_result_bytes": self.max_result_bytes, "unconfined": not self.confined},
+                 "max_result_bytes": self.max_result_bytes, "unconfined": self.unconfined},
                 [theirs.fileno(), own_dir, template_fd])
         finally:
             theirs.close()
@@ -259,16 +220,17 @@ class EpisodeProcesses:
             for fd in fds:
                 os.close(fd)
             raise PoolError(f"the episode process did not start: {reply.get('error', 'no process handle')}")
+        channel = Channel(ours.makefile("wb"), ours.fileno(), max_bytes=4096)
         try:  # ready: confined, database open, tools defined
-            ready = read_frame(ours, fds[0], 0, time.monotonic() + SPAWN_TIMEOUT_S, 4096)
-        except PoolError:
+            ready, _ = channel.receive(0, SPAWN_TIMEOUT_S)
+        except (WorkerGone, WorkerTimeout, ProtocolError):
             ready = None
         if not ready or ready.get("ready") is not True:
             ours.close()
             signal.pidfd_send_signal(fds[0], signal.SIGKILL) if _alive(fds[0]) else None
             os.close(fds[0])
             raise PoolError("the episode process did not start (it died or did not answer while confining itself)")
-        proc.sock, proc.pidfd = ours, fds[0]
+        proc.sock, proc.channel, proc.pidfd = ours, channel, fds[0]
         with self._book:
             self._watched[proc.pidfd] = proc
         self._epoll.register(proc.pidfd, select.EPOLLIN)
@@ -286,8 +248,9 @@ class EpisodeProcesses:
             os.close(proc.pidfd)
             proc.pidfd = -1
         if proc.sock is not None:
+            proc.channel.writer.close()
             proc.sock.close()
-            proc.sock = None
+            proc.sock, proc.channel = None, None
 
     def _restore(self, proc: _Proc) -> None:
         """Replace the episode's process; it reopens the files at their last commit. Holds proc.lock.
@@ -344,19 +307,18 @@ class EpisodeProcesses:
                 self._restore(proc)
             if _readable(proc.sock.fileno()):  # something it was not asked for: the reply stream is not to be trusted
                 self._restore(proc)
-            proc.requests += 1
+            proc.channel.max_bytes = max_bytes
             try:
-                send_frame(proc.sock, proc.requests, message)
-                reply = read_frame(proc.sock, proc.pidfd, proc.requests, deadline + KILL_GRACE_S, max_bytes)
-            except ProtocolViolation as violation:
+                reply, _blob = proc.channel.request(message, max(0.0, deadline - time.monotonic()) + KILL_GRACE_S)
+            except ProtocolError as violation:
                 self._restore(proc)
                 return None, str(violation)
-            except (PoolError, OSError):
-                self._restore(proc)
-                return None, "died"
-            if reply is None:
+            except WorkerTimeout:
                 self._restore(proc)
                 return None, "timeout"
+            except WorkerGone:
+                self._restore(proc)
+                return None, "died"
             return reply, ""
         finally:
             proc.lock.release()
@@ -492,8 +454,6 @@ class EpisodeProcesses:
         if self._control is not None:
             self._control.close()
         if self._template is not None:
-            if self._template.poll() is None:
-                self._template.kill()
-            self._template.wait()
+            self._stop_template()
         self._epoll.close()
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._cleanup()

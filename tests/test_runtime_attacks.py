@@ -164,7 +164,7 @@ def test_an_episode_cannot_start_processes(env, pair):
 
 def test_nothing_an_episode_changes_persists_into_the_next(env):
     with env.create_episode("finish_dune") as first:
-        assert first.call("poison", {"title": "x"}).ok
+        first.call("poison", {"title": "x"})  # its own replies are now garbage: its own loss
     with env.create_episode("finish_dune") as second:
         out = second.call("add_book", {"title": "Clean", "author": "A"})
         assert out.ok and out.result == {"book_id": "BK-0003"} and "poisoned" not in out.text

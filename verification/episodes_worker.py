@@ -12,12 +12,12 @@ socket (SOCK_SEQPACKET, file descriptors passed with SCM_RIGHTS):
 A spawned episode process keeps its database as `db` in its own directory (on the parent's
 tmpfs), in WAL mode with an exclusive lock and no checkpoints: a commit appends the changed
 pages, so a write costs the same at any database size, and committed state survives the
-process being killed (the parent starts a new one on the same files). It serves length-
-prefixed JSON frames on its channel, each answer carrying the request's id:
+process being killed (the parent starts a new one on the same files). It serves the frames of
+verification/protocol.py on its channel (request ids, sizes checked by the parent):
 
-  call  {id, tool, arguments, timeout} -> {id, result, error}   one runtime-owned transaction
-  reset {id}                           -> {id}                  back to the template
-  dump  {id}                           -> {id, state}
+  call  {tool, arguments, timeout} -> {result} or {error}   one runtime-owned transaction
+  reset {}                           -> {}                    back to the template
+  dump  {}                           -> {state}
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's folder out
 import guard  # noqa: E402
+import lockdown  # noqa: E402
+from protocol import read_request, write_reply  # noqa: E402
 
 from sqlalchemy import create_engine  # noqa: E402
 from sqlalchemy.pool import Pool  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
-HEADER = struct.Struct(">IQ")  # body length, request id
-MAX_REQUEST_BYTES = 64 << 20
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _sqlite = ctypes.CDLL(__import__("_sqlite3").__file__)
@@ -143,6 +143,8 @@ def confine_episode(own_dir: int, memory_mb: int, file_mb: int) -> None:
     for limit, value in ((resource.RLIMIT_AS, memory_mb << 20), (resource.RLIMIT_FSIZE, file_mb << 20),
                          (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NOFILE, 64)):
         resource.setrlimit(limit, (value, value))
+    if os.geteuid() == 0:  # root inside the namespaces: no capabilities left (its files are its own)
+        lockdown._drop_capabilities()
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # no /proc/<pid>/mem or ptrace by a sibling
     readable = sorted({sys.prefix, sys.base_prefix, os.path.dirname(os.__file__), os.path.dirname(guard.__file__)})
@@ -258,16 +260,6 @@ class EpisodeDB:
 
 # -- the episode process -------------------------------------------------------------------
 
-def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
-    data = bytearray()
-    while len(data) < size:
-        chunk = sock.recv(min(size - len(data), 1 << 20))
-        if not chunk:
-            return None
-        data += chunk
-    return bytes(data)
-
-
 def _tool_traceback(error: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith("<tool")]
     return "".join(traceback.format_list(frames) + traceback.format_exception_only(type(error), error))[-3000:]
@@ -275,26 +267,18 @@ def _tool_traceback(error: BaseException) -> str:
 
 class Episode:
     def __init__(self, sock: socket.socket, db: EpisodeDB, tools: dict, max_result_bytes: int, memory_mb: int):
-        self.sock, self.db, self.tools = sock, db, tools
+        self.inp, self.out, self.db, self.tools = sock.makefile("rb"), sock.makefile("wb"), db, tools
         self.max_result_bytes, self.memory_mb = max_result_bytes, memory_mb
 
     def send(self, request_id: int, reply: dict) -> None:
-        text = reply.pop("_text", None)  # a result already serialized, to check its size
-        body = (f'{{"result": {text}}}' if text is not None else json.dumps(reply, default=str, ensure_ascii=False)).encode()
-        self.sock.sendall(HEADER.pack(len(body), request_id) + body)
+        write_reply(self.out, request_id, reply)
 
     def serve(self) -> None:
         while True:
-            header = _recv_exactly(self.sock, HEADER.size)
-            if header is None:
+            request = read_request(self.inp)
+            if request is None:
                 return
-            size, request_id = HEADER.unpack(header)
-            if size > MAX_REQUEST_BYTES:
-                return
-            body = _recv_exactly(self.sock, size)
-            if body is None:
-                return
-            message = json.loads(body)
+            request_id, message, _blob = request
             op = message.get("op")
             if op == "call":
                 reply = self.call(message["tool"], message.get("arguments") or {}, float(message["timeout"]))
@@ -328,16 +312,16 @@ class Episode:
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 db.in_tool = False
-            text = json.dumps(result, ensure_ascii=False)
-            if len(text.encode()) > self.max_result_bytes:
-                error = {"type": "ResultTooLarge", "message": f"the tool's result is {len(text.encode()):,} bytes; "
+            size = len(json.dumps(result).encode())  # the agent only ever sees JSON
+            if size > self.max_result_bytes:
+                error = {"type": "ResultTooLarge", "message": f"the tool's result is {size:,} bytes; "
                                                               f"the limit is {self.max_result_bytes:,}"}
         except Timeout:
             error = {"type": "Timeout", "message": f"the tool ran longer than {timeout:g} s"}
         except MemoryError:
             error = {"type": "MemoryLimit", "message": f"the tool ran out of memory (limit {self.memory_mb} MB)"}
         except BaseException as failure:  # generated code may raise anything
-            if "interrupted" in str(failure) and time.monotonic() > deadline:  # the progress handler
+            if time.monotonic() > deadline:  # the alarm or the progress handler, seen through SQLite's callbacks
                 error = {"type": "Timeout", "message": f"the tool ran longer than {timeout:g} s"}
             else:
                 error = {"type": type(failure).__name__, "message": str(failure)[:2000],
@@ -348,7 +332,7 @@ class Episode:
                 session.commit()  # releases the session's savepoint into the runtime's transaction
                 db.conn.execute("COMMIT")
                 connection.close()
-                return {"_text": text}
+                return {"result": result}
             session.close()
             db.conn.execute("ROLLBACK")
             connection.close()
