@@ -16,7 +16,7 @@ export TOKENIZERS_PARALLELISM := false
 # otherwise from the PyTorch CPU index; never the CUDA build from PyPI.
 TORCH_SOURCE := $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),--extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
 
-.PHONY: env domain graph verify test bench serve clean-env
+.PHONY: env domain graph verify test bench serve eval clean-env
 
 env: $(VENV)/.installed
 
@@ -49,6 +49,14 @@ bench: env
 
 serve: env
 	@$(PY) -m mcp_servers "$(NAME)" $(if $(TASK),--task $(TASK))
+
+# Agents scored on every task: built-in agents offline, or MODEL (and USER_MODEL for the simulated user).
+K ?= 4
+CONCURRENCY ?= 16
+EVAL_ARGS = $(if $(MODEL),--model $(MODEL)) $(if $(USER_MODEL),--user-model $(USER_MODEL)) \
+	$(if $(AGENT),--agent $(AGENT)) $(if $(VIA),--via $(VIA)) $(if $(RUN_ID),--run-id $(RUN_ID))
+eval: env
+	$(PY) -m rollouts "$(NAME)" -k $(K) --concurrency $(CONCURRENCY) $(strip $(EVAL_ARGS))
 
 clean-env:
 	rm -rf $(VENV)

@@ -43,7 +43,7 @@ def run(name: str, model: str | None = None, domains: Path = DOMAINS) -> dict:
     report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     print(f"graph: {numbers['tools']} tools, {numbers['edges']['total']} edges "
           f"(embedding {numbers['edges']['embedding']}, llm {numbers['edges']['llm']}, rule {numbers['edges']['rule']}), "
-          f"{numbers['pruned']} pruned, isolated: {', '.join(numbers['isolated_tools']) or 'none'} "
+          f"{numbers['pruned']['total']} pruned, isolated: {', '.join(numbers['isolated_tools']) or 'none'} "
           f"({time.perf_counter() - started:.1f}s) -> {folder.parent.name}/{name}/graph.md", file=sys.stderr)
     return numbers
 

@@ -1,4 +1,4 @@
-"""The graph stage: match, refine, classify; and its outputs graph.json, graph.svg, graph.md."""
+"""The graph stage: match, refine, prune, classify; and its outputs graph.json, graph.svg, graph.md."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from graph import model
 from graph.classify import classify
 from graph.embeddings import embed, model_name
 from graph.match import inputs, match, outputs, texts, threshold_for
+from graph.prune import prune_uninformative
 from graph.refine import refine
 from graph.render import report_page, svg
 from graph.sampler import sampleable
@@ -34,6 +35,7 @@ def build_graph(spec: DomainSpec, tools: list[str], llm: LLM, cache_dir: Path | 
     print(f"graph: {len(found)} parameter matches above {threshold:.2f} with {model_name()} "
           f"({time.perf_counter() - started:.1f}s)", file=sys.stderr)
     refine(g, spec, llm)
+    prune_uninformative(g)
     classify(g, spec)
     g.graph.update(name=spec.name, embedding_model=model_name(), threshold=threshold)
     return g
@@ -51,6 +53,8 @@ def stats(g: nx.DiGraph) -> dict:
     tool_graph.add_edges_from((u, v) for u, v, _ in edges)
     ok = sampleable(g)
     n = len(tools)
+    pruned = g.graph.get("pruned", [])
+    two_way = sum(tool_graph.has_edge(v, u) for u, v in tool_graph.edges) // 2
     return {
         "tools": n,
         "parameters": {"input": len(ins), "output": len(params) - len(ins),
@@ -58,8 +62,12 @@ def stats(g: nx.DiGraph) -> dict:
                        "external": sum(d.get("role") == "external" for d in ins)},
         "edges": {"total": len(edges), **{p: sum(d["provenance"] == p for _, _, d in edges) for p in model.PROVENANCES}},
         "parameter_edges": {p: sum(d["provenance"] == p for d in flows) for p in model.PROVENANCES},
-        "dimensions": {dim: sum(dim in d["dimensions"] for _, _, d in edges) for dim in model.DIMENSIONS},
-        "pruned": len(g.graph.get("pruned", [])),
+        # An edge counts under every kind it carries (a flow that also establishes a precondition).
+        "kinds": {k: sum(k in d["kinds"] for _, _, d in edges) for k in model.KINDS.values()},
+        "pruned": {"total": len(pruned), **{r: sum(e.get("rule", "llm") == r for e in pruned)
+                                            for r in ("llm", "echo", "failure_list")}},
+        "two_way_pairs": two_way,
+        "crud": {r: sum(g.nodes[t]["crud"] == r for t in tools) for r in model.CRUD},
         "density": round(len(edges) / (n * (n - 1)), 4) if n > 1 else 0.0,
         "components": nx.number_weakly_connected_components(tool_graph) if n else 0,
         "isolated_tools": sorted(nx.isolates(tool_graph)),

@@ -11,7 +11,8 @@ An internal parameter that no tool produces is an orphan, and would make its too
 unsampleable. It is resolved by linking it to the outputs that carry the same identifier
 under the same or a role-prefixed name (`pickup_branch_id` ← `branch_id`, or `id` inside
 `branches`; for a list parameter, only outputs that are list elements), else by
-re-classifying it as external: the user must give it. Internal parameters caught in a
+re-classifying it as external: the user must give it. Echo and failure-list outputs
+(graph.prune) never resolve an orphan. Internal parameters caught in a
 dependency cycle (every producer needs them first) are made external, choosing the
 identifier that frees the most tools. Every decision keeps its reason on the node.
 """
@@ -24,6 +25,7 @@ import networkx as nx
 
 from domains.spec import DomainSpec
 from graph import model
+from graph.prune import uninformative
 from graph.sampler import needs, sampleable
 
 ID_NAME = re.compile(r"(^|_)(id|ids|uuid)$")
@@ -77,7 +79,7 @@ def _resolve(g: nx.DiGraph, param: str, why: str) -> None:
     node["orphan"] = True
     links = [o for o in g.nodes if g.nodes[o]["type"] == "param" and g.nodes[o]["direction"] == "out"
              and g.nodes[o]["tool"] != node["tool"] and _carries(g.nodes[o], node["name"])
-             and o not in model.sources(g, param)]
+             and o not in model.sources(g, param) and uninformative(g, o) is None]
     if node["dtype"] == "array" and any(_listed(g, o) for o in links):
         links = [o for o in links if _listed(g, o)]  # a list of identifiers comes from tools that list
     if links and why == "no tool produces it":

@@ -1,7 +1,7 @@
 """The dependency graph's shape, and the helpers that keep it consistent.
 
 Nodes (EnvFactory's fine-grained graph: tools and their parameters):
-  tool    id = tool name; type "tool", description, mutates, tables
+  tool    id = tool name; type "tool", description, mutates, crud (create/read/update/delete), tables
   param   id = "<tool>:in:<name>" or "<tool>:out:<dotted path>"; type "param", tool, direction
           ("in" or "out"), name, dtype, description; inputs also carry required and, once
           classified, role ("internal" or "external"), role_reason, orphan, resolution
@@ -12,11 +12,12 @@ Edges (attribute `type`):
            score (embedding cosine mix, or None), reason
   depends  tool → tool, producer → consumer: evidence (one entry per reason for the edge:
            dimension data_flow/condition/state, provenance, output, parameter, score, reason),
-           summarised as provenance, dimensions, score and reason
+           summarised as provenance, dimensions, kinds (flow/precondition/state), score and reason
 Provenance is "embedding" (semantic matching), "llm" (refinement) or "rule" (orphan
 resolution); a tool edge takes the first of those its evidence has. Graph attributes: name,
-embedding_model, threshold, and pruned (the candidate links the refinement removed, with
-their scores and reasons).
+embedding_model, threshold, and pruned (every candidate link removed, with its score, the
+rule that removed it — "llm" for the refinement, "echo" or "failure_list" for graph.prune —
+and the reason).
 """
 
 from __future__ import annotations
@@ -30,6 +31,22 @@ from graph.match import inputs, outputs
 
 PROVENANCES = ("embedding", "llm", "rule")
 DIMENSIONS = ("data_flow", "condition", "state")
+# The kind of a tool edge, named for what it means to a chain: a value flows, a precondition
+# is established, or shared state is written then read.
+KINDS = {"data_flow": "flow", "condition": "precondition", "state": "state"}
+CRUD = ("create", "read", "update", "delete")
+_CREATE = {"create", "add", "record", "schedule", "register", "book", "new", "open", "log", "post", "insert"}
+_DELETE = {"delete", "remove", "purge", "erase", "drop", "destroy"}
+
+
+def crud_role(tool: ToolSchema) -> str:
+    """create, read, update or delete: read when the tool does not write, else by its verb."""
+    if not tool.mutates:
+        return "read"
+    verb = tool.name.split("_", 1)[0]
+    if verb in _DELETE and tool.destructive:
+        return "delete"
+    return "create" if verb in _CREATE else "update"
 
 
 def param_id(tool: str, direction: str, path: str) -> str:
@@ -41,7 +58,7 @@ def skeleton(tools: list[ToolSchema], tool_tables: dict[str, list[str]]) -> nx.D
     g = nx.DiGraph(pruned=[])
     for tool in sorted(tools, key=lambda t: t.name):
         g.add_node(tool.name, type="tool", description=tool.description, mutates=tool.mutates,
-                   tables=sorted(tool_tables.get(tool.name, [])))
+                   crud=crud_role(tool), tables=sorted(tool_tables.get(tool.name, [])))
     for tool in sorted(tools, key=lambda t: t.name):
         required = {p.name: p.required for p in tool.parameters}
         for slot in inputs(tool):
@@ -84,6 +101,7 @@ def _summarise(edge: dict) -> None:
     evidence = edge["evidence"]
     edge["provenance"] = next(p for p in PROVENANCES if any(e["provenance"] == p for e in evidence))
     edge["dimensions"] = [d for d in DIMENSIONS if any(e["dimension"] == d for e in evidence)]
+    edge["kinds"] = [KINDS[d] for d in edge["dimensions"]]
     scores = [e["score"] for e in evidence if e["score"] is not None]
     edge["score"] = max(scores) if scores else None
     edge["reason"] = "; ".join(dict.fromkeys(e["reason"] for e in evidence if e["reason"]))

@@ -180,13 +180,14 @@ def apply(g: nx.DiGraph, answers: list[Refinement]) -> None:
         for p in answer.prune:
             for e in model.remove_evidence(g, p.producer, p.consumer, p.output, p.parameter):
                 g.graph["pruned"].append({"producer": p.producer, "consumer": p.consumer, "output": e["output"],
-                                          "parameter": e["parameter"], "score": e["score"], "reason": p.reason})
+                                          "parameter": e["parameter"], "score": e["score"], "rule": "llm",
+                                          "provenance": e["provenance"], "reason": p.reason})
     for answer in answers:
         for a in answer.add:
             data = a.dimension == "data_flow"
             model.add_evidence(g, a.producer, a.consumer, a.dimension, "llm", a.reason,
                                a.output if data else None, a.parameter if data else None)
-    g.graph["pruned"].sort(key=lambda e: (e["producer"], e["consumer"], e["output"], e["parameter"]))
+    g.graph["pruned"].sort(key=lambda e: (e["producer"], e["consumer"], e["output"] or "", e["parameter"] or ""))
 
 
 def refine(g: nx.DiGraph, spec: DomainSpec, llm: LLM) -> None:

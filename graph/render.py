@@ -256,8 +256,13 @@ def report_page(g: nx.DiGraph, numbers: dict) -> str:
         ("output fields", params["output"]),
         ("tool edges (embedding / llm / rule)", f"{edges['total']} ({edges['embedding']} / {edges['llm']} / {edges['rule']})"),
         ("parameter links (embedding / llm / rule)", " / ".join(str(v) for v in numbers["parameter_edges"].values())),
-        ("edges by dimension (data flow / condition / state)", " / ".join(str(v) for v in numbers["dimensions"].values())),
-        ("pruned candidate links", numbers["pruned"]),
+        ("edges by kind (flow / precondition / state; an edge counts under each kind it carries)",
+         " / ".join(str(v) for v in numbers["kinds"].values())),
+        ("pruned candidate links (refinement / echo / failure list)",
+         f"{numbers['pruned']['total']} ({numbers['pruned']['llm']} / {numbers['pruned']['echo']} / "
+         f"{numbers['pruned']['failure_list']})"),
+        ("tool pairs linked both ways", numbers["two_way_pairs"]),
+        ("tools by role (create / read / update / delete)", " / ".join(str(v) for v in numbers["crud"].values())),
         ("density", numbers["density"]),
         ("weakly connected components", numbers["components"]),
         ("isolated tools", ", ".join(numbers["isolated_tools"]) or "none"),
@@ -274,9 +279,10 @@ def report_page(g: nx.DiGraph, numbers: dict) -> str:
     pruned = g.graph.get("pruned", [])
     lines += ["", "## Pruned candidates", ""]
     if pruned:
-        lines += ["| producer.output | consumer.parameter | score | reason |", "|---|---|---|---|"]
+        lines += ["| producer.output | consumer.parameter | score | rule | reason |", "|---|---|---|---|---|"]
         lines += [f"| {p['producer']}.{p['output']} | {p['consumer']}.{p['parameter']} | "
-                  f"{'' if p['score'] is None else format(p['score'], '.2f')} | {_cell(p['reason'])} |" for p in pruned]
+                  f"{'' if p['score'] is None else format(p['score'], '.2f')} | {p.get('rule', 'llm')} | "
+                  f"{_cell(p['reason'])} |" for p in pruned]
     else:
         lines.append("None.")
     lines += ["", "## All edges", "", "| producer | consumer | provenance | dimensions | score | parameter links | reason |",

@@ -1,12 +1,25 @@
 """Topology-aware sampling of tool chains (EnvFactory 3.3.2), and the validator of any chain.
 
-The rule, shared by both: every required input parameter of a step is external (the user
-can state it), or internal and produced by a tool at an earlier step (a flow edge from
-one of its outputs); optional parameters need nothing. The sampler starts at a random
-tool, resolves each unsatisfied internal input recursively along inverse flow edges
-(putting a producer, and its own prerequisites, before the tool), and grows the chain by
-branching to 1..k random successors of each tool it adds, so chains are trees rather
-than paths. Everything is a pure function of the graph and the seed.
+    from graph.sampler import sample_chain, sample_chains, validate_chain
+    chain = sample_chain(g, seed=3)             # e.g. ['create_job_application', 'upload_resume', ...]
+    assert validate_chain(g, chain) == []       # what is wrong with any chain, hand-written ones too
+    # graph.execute.execute_chain runs one on a real database state
+
+The rules, shared by both:
+  data    every required input parameter of a step is external (the user can state it), or
+          internal and produced by a tool at an earlier step (a flow edge from one of its
+          outputs); optional parameters need nothing.
+  order   a precondition producer that is in the chain comes before its consumer.
+  prior   a step acting on an entity created earlier in the chain (its identifier comes from
+          a create tool) has every precondition producer of it before it: a fresh draft
+          is submitted before an interview is scheduled for it.
+  delete  after a delete tool, no step touches the tables it deletes from: no use after delete.
+The sampler starts at a random tool, resolves each unsatisfied internal input recursively
+along inverse flow edges (putting a producer, and its own prerequisites, before the tool),
+and grows the chain by branching to 1..k random successors of each tool it adds along
+informative edges (a flow into an internal parameter, a precondition or a state edge), so
+chains are trees rather than paths, up to a length drawn in [2, max_len]. Everything is a
+pure function of the graph and the seed.
 """
 
 from __future__ import annotations
@@ -38,8 +51,62 @@ def sampleable(g: nx.DiGraph) -> set[str]:
     return ok
 
 
+def informative(g: nx.DiGraph, producer: str, consumer: str) -> bool:
+    """Whether a tool edge tells a sampler something: a precondition or state edge, or a flow
+    into an internal parameter (a flow into a value the user can state is only a convenience)."""
+    d = g.edges[producer, consumer]
+    if "precondition" in d.get("kinds", ()) or "state" in d.get("kinds", ()):
+        return True
+    return any(e["dimension"] == "data_flow"
+               and g.nodes[model.param_id(consumer, "in", e["parameter"])].get("role") == "internal"
+               for e in d["evidence"])
+
+
 def _successors(g: nx.DiGraph, tool: str) -> list[str]:
-    return sorted(v for v in g.successors(tool) if g.edges[tool, v]["type"] == "depends")
+    return sorted(v for v in g.successors(tool) if g.edges[tool, v]["type"] == "depends" and informative(g, tool, v))
+
+
+def preconditions(g: nx.DiGraph, tool: str) -> list[str]:
+    """Tools whose precondition edge ends in `tool`."""
+    return sorted(u for u in g.predecessors(tool) if g.edges[u, tool]["type"] == "depends"
+                  and "precondition" in g.edges[u, tool].get("kinds", ()))
+
+
+def _crud(g: nx.DiGraph, tool: str) -> str:
+    return g.nodes[tool].get("crud", "read")
+
+
+def _bound_steps(g: nx.DiGraph, chain: list[str], tool: str) -> list[int]:
+    """Indices of the earlier steps that feed the internal inputs of `tool` placed after `chain`."""
+    steps = []
+    for param in needs(g, tool):
+        earlier = [j for out in model.sources(g, param) for j, t in enumerate(chain) if t == g.nodes[out]["tool"]]
+        if earlier:
+            steps.append(max(earlier))
+    return steps
+
+
+def order_problems(g: nx.DiGraph, chain: list[str]) -> list[str]:
+    """Violations of the order, prior and delete rules (see the module docstring)."""
+    problems = []
+    where = {t: i for i, t in enumerate(chain)}
+    for i, tool in enumerate(chain):
+        if not g.has_node(tool) or g.nodes[tool]["type"] != "tool":
+            continue
+        for p in preconditions(g, tool):
+            if p in where and where[p] > i:
+                problems.append(f"step {i + 1}: {tool} comes before {p}, which establishes its precondition")
+        if any(_crud(g, chain[j]) == "create" for j in _bound_steps(g, chain[:i], tool)):
+            missing = [p for p in preconditions(g, tool) if p not in where]
+            if missing:
+                problems.append(f"step {i + 1}: {tool} acts on an entity created in the chain, whose precondition "
+                                f"{', '.join(missing)} never establishes")
+        if _crud(g, tool) == "delete":
+            gone = set(g.nodes[tool]["tables"])
+            for j in range(i + 1, len(chain)):
+                if set(g.nodes[chain[j]].get("tables", ())) & gone:
+                    problems.append(f"step {j + 1}: {chain[j]} uses tables that {tool} deleted from at step {i + 1}")
+    return problems
 
 
 def _resolve(g: nx.DiGraph, tool: str, chain: list[str], ok: set[str], rng: random.Random,
@@ -70,9 +137,19 @@ def _resolve(g: nx.DiGraph, tool: str, chain: list[str], ok: set[str], rng: rand
         else:
             if mandatory:
                 return None
+    if any(_crud(g, chain[j]) == "create" for j in _bound_steps(g, chain, tool)):
+        for producer in preconditions(g, tool):
+            if producer in chain:
+                continue
+            if producer not in ok or producer in visiting:
+                return None
+            chain = _resolve(g, producer, chain, ok, rng, max_len, detour, visiting)
+            if chain is None:
+                return None
     if len(chain) >= max_len:
         return None
-    return chain + [tool]
+    extended = chain + [tool]
+    return extended if not order_problems(g, extended) else None
 
 
 def sample_chain(g: nx.DiGraph, seed: int, max_len: int = 6, branching: int = 2,
@@ -82,6 +159,7 @@ def sample_chain(g: nx.DiGraph, seed: int, max_len: int = 6, branching: int = 2,
     Empty only when no tool's prerequisites fit in `max_len` steps.
     """
     rng = random.Random(seed)
+    max_len = rng.randint(min(2, max_len), max_len)
     ok = sampleable(g)
     starts = sorted(ok)
     rng.shuffle(starts)
@@ -104,6 +182,11 @@ def sample_chain(g: nx.DiGraph, seed: int, max_len: int = 6, branching: int = 2,
                 chain = extended
                 frontier.append(nxt)
     return chain
+
+
+def sample_chains(g: nx.DiGraph, n: int, seed: int = 0, **options) -> list[list[str]]:
+    """`n` chains from seeds seed, seed+1, ...; distinct seeds may give equal chains."""
+    return [sample_chain(g, seed + i, **options) for i in range(n)]
 
 
 def bindings(g: nx.DiGraph, chain: list[str]) -> list[dict[str, str]]:
@@ -142,4 +225,4 @@ def validate_chain(g: nx.DiGraph, chain: list[str]) -> list[str]:
                 makers = ", ".join(model.producers(g, param)) or "no tool"
                 problems.append(f"step {i + 1}: {tool} needs internal parameter {name!r}, which no earlier "
                                 f"step produces (produced by: {makers})")
-    return problems
+    return problems + order_problems(g, chain)

@@ -100,7 +100,8 @@ def test_refinement_adds_and_prunes_with_provenance(tmp_path):
     assert not g.has_edge("get_company", "get_job")
     assert not g.has_edge("get_company:out:company_id", "get_job:in:job_id")
     assert g.graph["pruned"] == [{"producer": "get_company", "consumer": "get_job", "output": "company_id",
-                                  "parameter": "job_id", "score": 0.81, "reason": "a company id is not a job id"}]
+                                  "parameter": "job_id", "score": 0.81, "rule": "llm", "provenance": "embedding",
+                                  "reason": "a company id is not a job id"}]
     both = g.edges["upload_resume", "submit_application"]
     assert both["provenance"] == "embedding" and both["dimensions"] == ["data_flow", "condition"]
     assert both["score"] == 0.99 and both["reason"] == "an application needs an uploaded resume"
@@ -246,6 +247,6 @@ def test_picture_and_report_are_readable(tmp_path):
     page = (tmp_path / "graph.md").read_text()
     assert "![tool dependency graph](graph.svg)" in page
     assert "| upload_resume | submit_application | embedding | data_flow, condition | 0.99 |" in page
-    assert "| get_company.company_id | get_job.job_id | 0.81 | a company id is not a job id |" in page
-    assert numbers["isolated_tools"] == [] and numbers["components"] == 1 and numbers["pruned"] == 1
+    assert "| get_company.company_id | get_job.job_id | 0.81 | llm | a company id is not a job id |" in page
+    assert numbers["isolated_tools"] == [] and numbers["components"] == 1 and numbers["pruned"]["total"] == 1
     assert numbers["edges"] == {"total": 11, "embedding": 9, "llm": 2, "rule": 0}

@@ -1,0 +1,15 @@
+"""Rollouts: an agent and a simulated user in a domain's episodes, scored, and pass^k over tasks.
+
+    episode.py     one episode (run_task, oracle_best_of_k)   agents.py   LLM and scripted agents
+    user.py        simulated users                            sessions.py in-process or HTTP MCP episodes
+    trajectory.py  what an episode produces, its limits       passk.py    pass^k and pass@k
+"""
+
+from rollouts.agents import AgentView, LLMAgent, NoopAgent, ReferenceAgent
+from rollouts.episode import BestOfK, aoracle_best_of_k, arun_task, oracle_best_of_k, run_episode, run_task
+from rollouts.trajectory import STOP, AgentAction, Limits, ToolCall, Trajectory
+from rollouts.user import InstructionUser, LLMUser
+
+__all__ = ["STOP", "AgentAction", "AgentView", "BestOfK", "InstructionUser", "LLMAgent", "LLMUser", "Limits",
+           "NoopAgent", "ReferenceAgent", "ToolCall", "Trajectory", "aoracle_best_of_k", "arun_task",
+           "oracle_best_of_k", "run_episode", "run_task"]

@@ -1,0 +1,111 @@
+"""python -m rollouts NAME [--agent reference,noop,replay|llm] [--model M] [--user-model M] [-k K] ...
+
+With a model: the LLM agent and an LLM user simulator play every task K times. Without one:
+the built-in agents check every task and the harness: `reference` must earn 1.0 on every
+task, `noop` less than 1.0 on every task, `replay` its recorded rewards; a violation exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rollouts.evaluate import BUILTIN, EvalConfig, RunMismatch, evaluate, replay_rewards, replay_transcript
+from rollouts.trajectory import Limits
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m rollouts", description="Run agents in a domain and score them.")
+    parser.add_argument("domain", help="a domain name under domains/, or a path to a domain folder")
+    parser.add_argument("--agent", help="comma-separated: reference, noop, replay, llm "
+                                        "(default: llm with --model, else reference,noop and replay where recorded)")
+    parser.add_argument("--model", help="litellm model string for the agent")
+    parser.add_argument("--user-model", help="litellm model for the simulated user (default: --model)")
+    parser.add_argument("-k", "--trials", type=int, default=4, help="trials per task (pass^k for k=1..K)")
+    parser.add_argument("--concurrency", type=int, default=16, help="episodes at once")
+    parser.add_argument("--via", choices=["inprocess", "mcp"], default="inprocess",
+                        help="mcp: through the domain's HTTP MCP server, one episode per URL")
+    parser.add_argument("--url", help="with --via mcp: a server already running (default: start one)")
+    parser.add_argument("--max-turns", type=int, default=Limits().max_turns, help="agent actions per episode")
+    parser.add_argument("--max-tool-calls", type=int, default=Limits().max_tool_calls, help="tool calls per episode")
+    parser.add_argument("--tasks", help="comma-separated task ids (default: all)")
+    parser.add_argument("--run-id", help="the run folder's name (default from agent, model and K); "
+                                         "the same id resumes an interrupted run")
+    parser.add_argument("--runs-dir", type=Path, default=Path("runs"))
+    parser.add_argument("--workers", type=int, help="sandbox worker processes (default: cores)")
+    args = parser.parse_args(argv)
+    if args.trials < 1 or args.concurrency < 1:
+        parser.error("-k and --concurrency must be at least 1")
+    return args
+
+
+def check_builtin(agent: str, summary: dict, domain_dir: Path) -> list[str]:
+    """What the built-in agent's scores say is wrong with the tasks or the harness."""
+    problems = []
+    for task, row in summary["per_task"].items():
+        rewards = row["rewards"]
+        if agent == "reference" and any(r != 1.0 for r in rewards):
+            problems.append(f"reference earns {rewards} on {task}: its reference solution does not reach full reward")
+        if agent == "noop" and any(r >= 1.0 for r in rewards):
+            problems.append(f"doing nothing earns {rewards} on {task}: the task asks for no change")
+        if agent == "replay":
+            expected = replay_rewards(domain_dir).get(task)
+            if expected is None or any(abs(r - expected) > 1e-9 for r in rewards):
+                problems.append(f"replay earns {rewards} on {task}; recorded: {expected}")
+    problems += [f"{agent}: {e['task_id']} trial {e['trial']}: {e['error']}" for e in summary["errors"]]
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from mcp_servers.runtime import resolve_domain
+
+    try:
+        domain_dir = resolve_domain(args.domain)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.agent:
+        agents = args.agent.split(",")
+    elif args.model:
+        agents = ["llm"]
+    else:  # replay where this domain has recorded rollouts
+        agents = [a for a in BUILTIN if a != "replay" or replay_transcript(domain_dir).is_file()]
+    unknown = set(agents) - {*BUILTIN, "llm"}
+    if unknown:
+        print(f"error: unknown agent(s) {', '.join(sorted(unknown))}; choose from {', '.join(BUILTIN)}, llm",
+              file=sys.stderr)
+        return 2
+    if "llm" in agents and not args.model:
+        print("error: the llm agent needs a model: MODEL=<litellm model> (e.g. openai/gpt-4o-mini with "
+              "OPENAI_API_KEY set, or API_BASE=<OpenAI-compatible URL>)", file=sys.stderr)
+        return 2
+    if not sorted(domain_dir.glob("tasks/*.json")):
+        print(f"error: {domain_dir.name} has no tasks (domains/{domain_dir.name}/tasks/*.json)", file=sys.stderr)
+        return 2
+    problems = []
+    for agent in agents:
+        config = EvalConfig(domain=str(domain_dir), agent=agent, model=args.model if agent == "llm" else None,
+                            user_model=args.user_model if agent == "llm" else None, k=args.trials,
+                            concurrency=args.concurrency, via=args.via, url=args.url,
+                            limits=Limits(max_turns=args.max_turns, max_tool_calls=args.max_tool_calls),
+                            tasks=args.tasks.split(",") if args.tasks else None, run_id=args.run_id,
+                            runs_dir=args.runs_dir, workers=args.workers)
+        try:
+            run_dir, summary = evaluate(config)
+        except (RunMismatch, FileNotFoundError, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        curve = " ".join(f"pass^{k}={v:.3f}" for k, v in summary["pass^k"].items())
+        print(f"{agent}: {summary['episodes']} episodes, {summary['tasks']} tasks, average reward "
+              f"{summary['average_reward']:.3f}, {curve}, tokens {summary['tokens']['total']:,} -> {run_dir}/report.md")
+        if agent in BUILTIN:
+            problems += check_builtin(agent, summary, domain_dir)
+    for problem in problems:
+        print(f"FAIL {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""Where an episode's tool calls go: the in-process runtime, or a domain's HTTP MCP server.
+
+A session is what one episode of the harness holds: the tools and policy the agent sees, the
+instruction and profile the simulated user plays, and, when the episode ends, the reward. The
+agent never gets the session itself, so rewards, task answers and the database stay out of reach.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from mcp_servers.runtime import Environment, Episode
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What the simulated user plays: the task's instruction and user profile, nothing else."""
+
+    task_id: str
+    instruction: str
+    user_profile: Any = None
+
+
+class Session(Protocol):
+    domain: str
+    tools: list[dict]
+    policy: str
+    scenario: Scenario
+
+    async def call(self, name: str, arguments: dict) -> str:
+        """The tool's result as the agent sees it (JSON, or an error message)."""
+
+    async def reward(self) -> dict:
+        """The runtime's reward result for the state the episode reached."""
+
+    async def reference_solution(self) -> list[dict]:
+        """The task's reference calls [{"tool", "arguments"}]: for oracle agents only."""
+
+    async def close(self) -> None: ...
+
+
+def read_policy(domain_dir: Path) -> str:
+    path = domain_dir / "policy.md"
+    return path.read_text() if path.is_file() else ""
+
+
+class InProcessSession:
+    """One episode of an `Environment` in this process."""
+
+    def __init__(self, env: Environment, episode: Episode, tools: list[dict]):
+        task = episode.task
+        self.env, self.episode, self.tools, self.domain = env, episode, tools, env.name
+        self.policy = read_policy(env.dir)
+        self.scenario = Scenario(task.id, task.instruction, task.user_profile)
+
+    @classmethod
+    async def open(cls, env: Environment, task_id: str, tools: list[str] | None = None) -> InProcessSession:
+        episode = await asyncio.to_thread(env.create_episode, task_id)
+        return cls(env, episode, restrict(env.openai_tools(), tools))
+
+    async def call(self, name: str, arguments: dict) -> str:
+        if not any(t["function"]["name"] == name for t in self.tools):
+            return f"Error (UnknownTool): unknown tool {name!r}"
+        return (await self.episode.acall(name, arguments)).text
+
+    async def reward(self) -> dict:
+        return await asyncio.to_thread(self.episode.reward)
+
+    async def reference_solution(self) -> list[dict]:
+        return [call.model_dump() for call in self.episode.task.reference_solution]
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.episode.close)
+
+
+def restrict(tools: list[dict], names: list[str] | None) -> list[dict]:
+    """The tools an agent may use: all, or the named subset (an expansion gate's remaining tools)."""
+    if names is None:
+        return tools
+    known = {t["function"]["name"] for t in tools}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise ValueError(f"no such tools: {', '.join(unknown)}")
+    return [t for t in tools if t["function"]["name"] in set(names)]
+
+
+class MCPSession:
+    """One episode on a domain's HTTP MCP server: created through its control API, tools called
+    over the episode's own MCP URL (a fresh MCP session per call is fine: the URL names the episode)."""
+
+    def __init__(self, base_url: str, http, info: dict, client, tools: list[dict]):
+        self.base_url, self.http, self.info, self.client, self.tools = base_url, http, info, client, tools
+        self.domain = info["domain"]
+        self.policy = ""
+        self.scenario = Scenario(info["task_id"], info.get("instruction", ""), info.get("user_profile"))
+
+    @classmethod
+    async def open(cls, base_url: str, task_id: str, tools: list[str] | None = None, http=None,
+                   policy: str = "") -> MCPSession:
+        import httpx
+        from fastmcp import Client
+
+        http = http or httpx.AsyncClient(timeout=60)
+        response = await http.post(f"{base_url}/episodes", json={"task_id": task_id})
+        if response.status_code != 201:
+            raise RuntimeError(f"POST /episodes for task {task_id}: {response.status_code} {response.text}")
+        info = response.json()
+        client = Client(info["mcp_url"])
+        await client.__aenter__()
+        try:
+            listed = await client.list_tools()
+        except BaseException:
+            await client.__aexit__(None, None, None)
+            raise
+        schemas = [{"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                                     "parameters": t.input_schema}} for t in listed]
+        session = cls(base_url, http, info, client, restrict(schemas, tools))
+        session.policy = policy
+        return session
+
+    async def call(self, name: str, arguments: dict) -> str:
+        if not any(t["function"]["name"] == name for t in self.tools):
+            return f"Error (UnknownTool): unknown tool {name!r}"
+        result = await self.client.call_tool(name, arguments, raise_on_error=False)
+        text = "".join(getattr(block, "text", "") for block in result.content)
+        if not text and result.structured_content is not None:
+            text = json.dumps(result.structured_content, ensure_ascii=False)
+        return text
+
+    async def reward(self) -> dict:
+        response = await self.http.get(f"{self.base_url}/episodes/{self.info['episode_id']}/reward")
+        if response.status_code != 200:
+            raise RuntimeError(f"reward: {response.status_code} {response.text}")
+        return response.json()
+
+    async def reference_solution(self) -> list[dict]:
+        response = await self.http.get(f"{self.base_url}/episodes/{self.info['episode_id']}/task")
+        response.raise_for_status()
+        return response.json()["reference_solution"]
+
+    async def close(self) -> None:
+        try:
+            await self.client.__aexit__(None, None, None)
+        finally:
+            await self.http.delete(f"{self.base_url}/episodes/{self.info['episode_id']}")

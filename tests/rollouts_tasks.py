@@ -1,0 +1,52 @@
+"""Hand-made job_seeking tasks in a copy of the domain, for the rollout tests.
+
+Each starts from the domain's sample state; the runtime computes the expected state by
+running the reference solution.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOMAIN = ROOT / "domains" / "job_seeking"
+
+TASKS = {
+    "withdraw_figma_infra": {
+        "instruction": "You are Maya Chen. You want to withdraw your application for the Software Engineer, "
+                       "Infrastructure role at Figma.",
+        "user_profile": {"name": "Maya Chen", "email": "maya.chen@example.com"},
+        "reference_solution": [{"tool": "withdraw_application", "arguments": {"application_id": "APP-0010"}}],
+    },
+    "decline_cloudflare_offer": {
+        "instruction": "You are Maya Chen. Decline the offer you received from Cloudflare.",
+        "user_profile": {"name": "Maya Chen"},
+        "reference_solution": [{"tool": "respond_to_offer", "arguments": {"offer_id": "OFR-0001", "decision": "decline"}}],
+    },
+    "shopify_follow_up": {
+        "instruction": "You are Maya Chen. For your Shopify Platform Engineer application: add a follow-up note "
+                       "'Email the recruiter on March 10' and raise its priority to 5.",
+        "user_profile": {"name": "Maya Chen"},
+        "reference_solution": [
+            {"tool": "add_application_note", "arguments": {"application_id": "APP-0003",
+                                                           "note_content": "Email the recruiter on March 10",
+                                                           "note_type": "follow_up"}},
+            {"tool": "set_application_priority", "arguments": {"application_id": "APP-0003", "priority_level": 5}},
+        ],
+    },
+}
+
+
+def write_domain(out: Path, tasks: dict = TASKS) -> Path:
+    """A copy of job_seeking with `tasks` as its task files."""
+    domain = out / "job_seeking"
+    shutil.copytree(DOMAIN, domain, ignore=shutil.ignore_patterns("tasks", "rollouts", "tests", "__pycache__",
+                                                                   ".embeddings", ".checkpoints*"))
+    state = json.loads((DOMAIN / "sample_state.json").read_text())
+    (domain / "tasks").mkdir()
+    for task_id, task in tasks.items():
+        body = {"id": task_id, "initial_state": state, "reward_spec": None, **task}
+        (domain / "tasks" / f"{task_id}.json").write_text(json.dumps(body, indent=1))
+    return domain
