@@ -173,9 +173,9 @@ def accept(v, typo):
 def reschedule(v, typo):
     code = _find(v, typo) + (
         'mine = call("get_application_interviews", application_id=app["application_id"], interview_status="scheduled")\n'
-        'call("cancel_interview", interview_id=mine["interviews"][0]["interview_id"])\n'
         f'call("schedule_interview", application_id=app["application_id"], interview_type="behavioral_interview", '
         f'interview_date={v["when"]!r}, interviewer_name={v["interviewer"]!r}, interview_location="Video call")\n'
+        'call("cancel_interview", interview_id=mine["interviews"][0]["interview_id"])\n'
         f'call("add_application_note", application_id=app["application_id"], note_content={v["note"]!r}, note_type="reminder")\n')
     return (code, {"job_application": [_app(v, "interviewing")],
                    "interview_schedule": [_interview_row(v, when="2025-03-05T10:00:00")]},

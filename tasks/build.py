@@ -57,7 +57,7 @@ class Stage:
     graph: nx.DiGraph
     llm: LLM
     env: Environment
-    feasibility: expand.Feasibility = expand.sampled_feasibility
+    feasibility: expand.Feasibility | None = None  # g(D); None: expand.executed_feasibility
     attempts: int = 3
     log: Callable[[str], None] = print
     verified: set[str] = field(default_factory=set)
@@ -149,7 +149,8 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
         remaining = set(expand.model.tools(g)) - h
         if not remaining:
             break
-        feasibility = stage.feasibility(g, remaining, seed * 1000 + index)
+        feasibility = (stage.feasibility(g, remaining, seed * 1000 + index, initial) if stage.feasibility else
+                       expand.executed_feasibility(env, g, remaining, seed * 1000 + index, initial))
         c = expand.complexity(g, h)
         p = stage.ask(f"{task_id}.gate", n, gate_prompt(len(remaining), c, feasibility, sorted(h)), Gate).p
         proposal = expand.auxiliary_chain(g, remaining, seed * 1000 + index + n)

@@ -13,13 +13,15 @@ import networkx as nx
 
 from domains.spec import State
 from graph import model
-from graph.sampler import needs, sample_chain, validate_chain
+from graph.execute import execute_chain
+from graph.sampler import needs, sample_chain
 from mcp_servers.runtime import Environment
 
 LAMBDA, SATURATION, MIN_TOOLS = 0.5, 50, 20
 
-# g(D): the oracle's success rate at finding executable chains inside the remaining tools D.
-Feasibility = Callable[[nx.DiGraph, set[str], int], float]
+# g(D): the oracle's success rate at finding executable chains inside the remaining tools D,
+# given the graph, D, a seed and the task's state.
+Feasibility = Callable[[nx.DiGraph, set[str], int, State], float]
 
 
 def closure(g: nx.DiGraph, chain: list[str], hops: int = 1) -> set[str]:
@@ -58,15 +60,16 @@ def restricted(g: nx.DiGraph, tools: set[str]) -> nx.DiGraph:
     return g.subgraph(keep).copy()
 
 
-def sampled_feasibility(g: nx.DiGraph, remaining: set[str], seed: int, k: int = 16) -> float:
-    """A model-free stand-in for the oracle agent: the share of k best-effort chain searches inside
-    D that find a sound chain of at least two tools. Injected; an oracle agent replaces it."""
+def executed_feasibility(env: Environment, g: nx.DiGraph, remaining: set[str], seed: int, state: State,
+                         k: int = 16) -> float:
+    """The default g(D), without a model: k chains sampled inside D, each executed on the task's
+    state with every argument combination graph.execute tries (a best-of-k search per chain); the
+    share that ran end to end. An oracle agent plugs in through `Stage.feasibility`."""
     if not remaining:
         return 0.0
     sub = restricted(g, remaining)
-    found = sum(len(c) >= 2 and not validate_chain(sub, c)
-                for c in (sample_chain(sub, seed * 100 + i, max_len=5) for i in range(k)))
-    return round(found / k, 4)
+    chains = [sample_chain(sub, seed * 100 + i, max_len=5) for i in range(k)]
+    return round(sum(bool(c) and execute_chain(env, sub, c, state).ok for c in chains) / k, 4)
 
 
 def auxiliary_chain(g: nx.DiGraph, remaining: set[str], seed: int) -> list[str]:
