@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-BENCHES = ["domain", "graph", "reward", "runtime", "tasks"]
+BENCHES = ["domain", "graph", "mutation", "reward", "runtime", "tasks"]
 
 
 def main() -> None:

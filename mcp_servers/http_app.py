@@ -1,6 +1,7 @@
 """Many episodes over HTTP: a small control API for the trainer and one MCP endpoint per episode.
 
-    GET    /health                    {"ok", "domain", "episodes", "tools"}
+    GET    /openapi.json              the OpenAPI document of this API (models: mcp_servers/api_models.py)
+    GET    /health                    {"ok", "domain", "episodes", "tools", "restoring", "restarts"}
     GET    /tools                     the verified tools as OpenAI function schemas
     GET    /tasks                     {"tasks": [task ids]}
     POST   /episodes                  body {"task_id"?, "episode_id"?} -> 201 {"episode_id", "task_id", "mcp_url",
@@ -15,7 +16,8 @@
     DELETE /episodes/{id}             close the episode
     POST   /episodes/{id}/mcp         the episode's MCP endpoint (streamable HTTP, stateless, JSON)
 
-Errors are JSON {"error": message} with 400 (bad request), 404 (no such episode or task),
+Bodies are validated against the published models; errors are JSON {"error": message} with
+400 (bad request), 404 (no such episode or task),
 409 (reward unavailable, duplicate id) or 429 (too many open episodes). The MCP endpoint is
 stateless, so a client that opens a new MCP session for every call stays in its episode: the
 episode is named by the URL, not by the MCP session. Episodes nobody used for the server's
@@ -24,7 +26,6 @@ episode is named by the URL, not by the MCP session. Episodes nobody used for th
 
 from __future__ import annotations
 
-import json
 import re
 
 import anyio
@@ -35,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcp_servers.api_models import CreateEpisode, openapi, parse_body
 from mcp_servers.runtime import Environment, Episode, EpisodeError, RewardUnavailable, UnknownTask
 from mcp_servers.server import build_server
 
@@ -73,8 +75,14 @@ def create_app(env: Environment, default_task: str | None = None):
         except EpisodeError as error:
             return _error(404, str(error))
 
+    document = openapi(env.name)
+
+    async def openapi_document(_request: Request) -> JSONResponse:
+        return JSONResponse(document)
+
     async def health(_request: Request) -> JSONResponse:
-        return JSONResponse({"ok": True, "domain": env.name, "episodes": len(env.episodes()), "tools": len(env.tools)})
+        return JSONResponse({"domain": env.name, "episodes": len(env.episodes()), "tools": len(env.tools),
+                             **env.health()})
 
     async def tools(_request: Request) -> JSONResponse:
         return JSONResponse(env.openai_tools())
@@ -83,15 +91,12 @@ def create_app(env: Environment, default_task: str | None = None):
         return JSONResponse({"tasks": env.task_ids()})
 
     async def create_episode(request: Request) -> JSONResponse:
+        body = parse_body(CreateEpisode, await request.body())
+        if isinstance(body, str):
+            return _error(400, body)
+        task_id = body.task_id or default_task
         try:
-            body = json.loads(await request.body() or b"{}")
-        except ValueError:
-            return _error(400, "the body must be JSON")
-        if not isinstance(body, dict) or set(body) - {"task_id", "episode_id"}:
-            return _error(400, 'the body must be an object with optional "task_id" and "episode_id"')
-        task_id = body.get("task_id", default_task)
-        try:
-            episode = await anyio.to_thread.run_sync(env.create_episode, task_id, body.get("episode_id"))
+            episode = await anyio.to_thread.run_sync(env.create_episode, task_id, body.episode_id)
         except UnknownTask as error:
             return _error(404, str(error))
         except EpisodeError as error:
@@ -154,6 +159,7 @@ def create_app(env: Environment, default_task: str | None = None):
         return JSONResponse({"episode_id": episode.id, "closed": True})
 
     routes = [
+        Route("/openapi.json", openapi_document, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/tools", tools, methods=["GET"]),
         Route("/tasks", tasks, methods=["GET"]),

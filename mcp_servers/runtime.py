@@ -2,7 +2,7 @@
 
     from mcp_servers.runtime import Environment
 
-    with Environment("job_seeking") as env:               # starts the sandbox workers
+    with Environment("job_seeking") as env:               # starts the template process
         tools = env.openai_tools()                         # OpenAI function schemas of the verified tools
         episode = env.create_episode(env.task_ids()[0])    # an isolated DB from the task's initial state
         out = episode.call("search_apps_by_keyword", {"keyword": "engineer"})
@@ -12,9 +12,11 @@
         episode.reset()                                    # back to the initial state, in microseconds
         episode.close()
 
-An episode is one in-memory SQLite database inside a sandbox worker; a tool call is one
-transaction there, so a call that raises, times out or kills its worker leaves the state as it
-was. The server process validates arguments and counts calls; generated code never runs in it.
+An episode is one process, forked from a warm template and confined before any generated code
+runs, holding one SQLite database file; a tool call is one transaction the runtime owns, so a
+call that raises, times out or kills its process leaves the state as it was, and a process that
+dies for any reason is replaced on the same files (see pool.py). The server process validates
+arguments and counts calls; generated code never runs in it.
 Without a task, an episode starts from the domain's sample state (sample_state.json, or one
 assembled from the procedural tests).
 """
@@ -36,9 +38,9 @@ from typing import Any
 
 import domains
 from domains.spec import DomainSpec, State, ToolSchema
-from mcp_servers.pool import PoolError, WorkerPool
+from mcp_servers.pool import EpisodeProcesses, PoolError
 from mcp_servers.sample_state import build_sample_state
-from mcp_servers.schemas import ArgumentError, ArgumentValidator, openai_function
+from mcp_servers.schemas import ArgumentError, ArgumentValidator, openai_function, overwrites
 from tasks.model import Task
 from verification.procedural import tool_sources
 
@@ -99,11 +101,15 @@ class _Template:
 
 
 class Environment:
-    """A verified domain served as episodes; thread-safe, one worker pool for all episodes."""
+    """A verified domain served as episodes, one process each; thread-safe.
+
+    `workers` is accepted for compatibility and ignored: every episode has its own process.
+    """
 
     def __init__(self, domain: str | Path, *, workers: int | None = None, call_timeout: float = 5.0,
                  max_calls: int | None = 200, max_string_chars: int = 32_768, max_argument_bytes: int = 262_144,
-                 max_episodes: int = 4096, idle_timeout: float | None = None, memory_mb: int = 1536):
+                 max_episodes: int = 4096, idle_timeout: float | None = None, memory_mb: int = 1024,
+                 max_result_bytes: int = 1 << 20, confined: bool = True):
         self.dir = resolve_domain(domain)
         self.spec = DomainSpec.model_validate_json((self.dir / "spec.json").read_text())
         self.name = self.spec.name
@@ -114,11 +120,10 @@ class Environment:
         self.tools: dict[str, ToolSchema] = {t.name: t for t in sorted(self.spec.tools, key=lambda t: t.name)
                                              if t.name in sources}
         self.validators = {n: ArgumentValidator(t, max_string_chars, max_argument_bytes) for n, t in self.tools.items()}
-        self.pool = WorkerPool((self.dir / "db.py").read_text(), {n: sources[n] for n in self.tools}, workers, memory_mb)
-        # One thread per sandbox worker for asynchronous calls: a worker runs one call at a time,
-        # so calls waiting for it wait as coroutines instead of as threads contending for locks.
-        self._lanes = [ThreadPoolExecutor(1, thread_name_prefix=f"worldsmith-lane-{i}")
-                       for i in range(len(self.pool.workers))]
+        self.pool = EpisodeProcesses((self.dir / "db.py").read_text(), {n: sources[n] for n in self.tools},
+                                     memory_mb=memory_mb, max_result_bytes=max_result_bytes, confined=confined)
+        # Threads for asynchronous calls: each waits on its episode's process, off the event loop.
+        self._async = ThreadPoolExecutor(64, thread_name_prefix="worldsmith-call")
         self._lock = threading.RLock()
         self._reference_lock = threading.Lock()  # reference runs may be slow: not under _lock
         self._templates: dict[str, _Template] = {}
@@ -131,8 +136,7 @@ class Environment:
             episodes = list(self._episodes.values())
         for episode in episodes:
             episode.close()
-        for lane in self._lanes:
-            lane.shutdown(wait=False, cancel_futures=True)
+        self._async.shutdown(wait=False, cancel_futures=True)
         self.pool.close()
 
     def __enter__(self) -> Environment:
@@ -141,7 +145,18 @@ class Environment:
     def __exit__(self, *_exc) -> None:
         self.close()
 
+    def health(self) -> dict:
+        """ok is false while an episode process is being replaced or the template is down."""
+        restoring = self.pool.restoring()
+        return {"ok": restoring == 0 and self.pool.template_alive(), "restoring": restoring,
+                "restarts": self.pool.restarts}
+
     # -- what the agent sees -------------------------------------------------------------
+    def overwrites(self, tool: str) -> bool:
+        """Whether the tool's verified tests show it updating or deleting rows."""
+        path = self.dir / "tests" / f"{tool}.json"
+        return path.is_file() and overwrites(json.loads(path.read_text()))
+
     def openai_tools(self) -> list[dict]:
         return [openai_function(t) for t in self.tools.values()]
 
@@ -302,7 +317,8 @@ class Episode:
             raise EpisodeError(f"episode {self.id!r} is closed")
 
     def call(self, tool: str, arguments: dict | None = None) -> CallResult:
-        """Run one tool call; every failure comes back as a result with a clear error."""
+        """Run one tool call; every failure comes back as a result with a clear error. The call
+        timeout covers waiting for the episode's previous call."""
         started = time.perf_counter()
         with self._lock:
             self._check_open()
@@ -311,51 +327,49 @@ class Episode:
                 return CallResult(False, error=f"this episode has used all {self.max_calls} of its tool calls",
                                   error_type="CallLimit")
             self.calls += 1
-            validator = self.env.validators.get(tool)
-            if validator is None:
-                known = ", ".join(self.env.tools)
-                return CallResult(False, error=f"unknown tool {tool!r}; the tools are: {known}",
-                                  error_type="UnknownTool")
-            try:
-                valid = validator.validate(arguments)
-            except ArgumentError as error:
-                return CallResult(False, error=str(error), error_type="InvalidArguments")
-            try:
-                result, error = self.env.pool.call(self.id, tool, valid, self.env.call_timeout)
-            except PoolError as failure:
-                raise EpisodeError(f"episode {self.id!r}: {failure}") from None
+        validator = self.env.validators.get(tool)
+        if validator is None:
+            known = ", ".join(self.env.tools)
+            return CallResult(False, error=f"unknown tool {tool!r}; the tools are: {known}", error_type="UnknownTool")
+        try:
+            valid = validator.validate(arguments)
+        except ArgumentError as error:
+            return CallResult(False, error=str(error), error_type="InvalidArguments")
+        try:
+            result, error = self.env.pool.call(self.id, tool, valid, self.env.call_timeout)
+        except PoolError as failure:
+            raise EpisodeError(f"episode {self.id!r}: {failure}") from None
         seconds = time.perf_counter() - started
         if error is not None:
             return CallResult(False, error=error["message"] or error["type"], error_type=error["type"], seconds=seconds)
         return CallResult(True, result=result, seconds=seconds)
 
-    async def _on_lane(self, fn, *args):
-        try:
-            lane = self.env._lanes[self.env.pool.worker_of(self.id)]
-        except PoolError:  # closed or unknown: fn says which, from any thread
-            return await asyncio.to_thread(fn, *args)
-        return await asyncio.get_running_loop().run_in_executor(lane, fn, *args)
-
     async def acall(self, tool: str, arguments: dict | None = None) -> CallResult:
-        """call() for asyncio code, on its worker's lane thread, so the event loop keeps serving."""
-        return await self._on_lane(self.call, tool, arguments)
+        """call() for asyncio code, on a thread that waits for the episode's process."""
+        return await asyncio.get_running_loop().run_in_executor(self.env._async, self.call, tool, arguments)
 
     async def areset(self) -> None:
         """reset() for asyncio code."""
-        await self._on_lane(self.reset)
+        await asyncio.get_running_loop().run_in_executor(self.env._async, self.reset)
 
     def state(self) -> State:
         with self._lock:
             self._check_open()
             self.last_used = time.monotonic()
+        try:
             return self.env.pool.dump(self.id)
+        except PoolError as failure:
+            raise EpisodeError(str(failure)) from None
 
     def reset(self) -> None:
         """Back to the initial state with a fresh call budget."""
         with self._lock:
             self._check_open()
             self.last_used = time.monotonic()
-            self.env.pool.reset(self.id)
+            try:
+                self.env.pool.reset(self.id)
+            except PoolError as failure:
+                raise EpisodeError(str(failure)) from None
             self.calls = 0
 
     def reward(self) -> dict:

@@ -58,12 +58,22 @@ def openai_function(tool: ToolSchema) -> dict:
             "function": {"name": tool.name, "description": tool.description, "parameters": input_schema(tool)}}
 
 
-def annotations(tool: ToolSchema) -> dict:
-    """MCP tool annotations (ToolAnnotations fields); a closed database, so never open-world."""
+def overwrites(tests: list[dict]) -> bool:
+    """Whether a tool's procedural tests show it updating or deleting rows (MCP's "destructive")."""
+    return any(change.get("updated") or change.get("deleted")
+               for test in tests if test.get("kind") == "success"
+               for change in (test.get("expect_changes") or {}).values())
+
+
+def annotations(tool: ToolSchema, overwrites_rows: bool = False) -> dict:
+    """MCP tool annotations (ToolAnnotations fields); a closed database, so never open-world.
+
+    The MCP spec calls a tool destructive unless its updates are only additive: the schema's own
+    flag, or its verified tests showing an update or a delete, make it so."""
     return {
         "title": tool.name.replace("_", " ").capitalize(),
         "read_only_hint": not tool.mutates,
-        "destructive_hint": bool(tool.mutates and tool.destructive),
+        "destructive_hint": bool(tool.mutates and (tool.destructive or overwrites_rows)),
         "idempotent_hint": not tool.mutates,
         "open_world_hint": False,
     }

@@ -61,7 +61,7 @@ def build_server(env: Environment, resolve: Resolver) -> FastMCP:
     schemas = {}
     for schema in env.tools.values():
         tool = DomainTool(name=schema.name, description=schema.description, parameters=input_schema(schema),
-                          annotations=ToolAnnotations(**annotations(schema)))
+                          annotations=ToolAnnotations(**annotations(schema, env.overwrites(schema.name))))
         tool._resolve = resolve
         server.add_tool(tool)
         schemas[schema.name] = tool.parameters

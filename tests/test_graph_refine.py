@@ -15,6 +15,7 @@ from graph import model
 from graph.build import write_graph
 from graph.classify import classify
 from graph.refine import CHUNK, chunks, prompt, refine
+from graph.render import drawn
 from graph.sampler import sampleable
 
 
@@ -241,12 +242,21 @@ def test_picture_and_report_are_readable(tmp_path):
             assert not (a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3])
     for tool_name in model.tools(g):
         assert f'text-anchor="middle">{tool_name}</text>' in picture
-    assert picture.count("marker-end=") == len(model.tool_edges(g)) + 3  # edges, plus the legend's samples
-    assert all(label in picture for label in ("matched by embeddings", "added by LLM refinement", "linked by orphan rule"))
-    assert 'stroke="#e6550d"' in picture and 'stroke-dasharray="6,4"' in picture
+    hubs, direct = drawn(g)
+    arrows = sum(len({u for u, _ in p}) + len({v for _, v in p}) for p in hubs.values()) + len(direct)
+    edges_group = picture.split('<g id="edges">')[1].split("</g>")[0]
+    assert edges_group.count("<path") == arrows and direct  # only informative edges are drawn
+    assert all(f'font-style="italic">{h}</text>' in picture for h in hubs)
+    assert all(label in picture for label in ("passes an identifier", "establishes a precondition", "writes state"))
+    assert 'stroke="#e6550d"' in picture and 'stroke-dasharray="7,4"' in picture
+    xs = {t: float(re.search(rf'<text x="([\d.]+)" y="[\d.]+" text-anchor="middle">{t}</text>', picture).group(1))
+          for t in model.tools(g)}
+    hub_x = float(re.search(r'<ellipse cx="([\d.]+)"', picture).group(1))
+    for t in model.tools(g):  # laid out by role: create and read left of the identifiers, the rest right
+        assert (xs[t] < hub_x) == (g.nodes[t]["crud"] in ("create", "read"))
     page = (tmp_path / "graph.md").read_text()
     assert "![tool dependency graph](graph.svg)" in page
-    assert "| upload_resume | submit_application | embedding | data_flow, condition | 0.99 |" in page
+    assert "| upload_resume | submit_application | embedding | flow, precondition | 0.99 |" in page
     assert "| get_company.company_id | get_job.job_id | 0.81 | llm | a company id is not a job id |" in page
     assert numbers["isolated_tools"] == [] and numbers["components"] == 1 and numbers["pruned"]["total"] == 1
     assert numbers["edges"] == {"total": 11, "embedding": 9, "llm": 2, "rule": 0}

@@ -50,6 +50,8 @@ async def test_fastmcp_client_sees_typed_annotated_tools_and_no_trainer_tools(en
         assert add.annotations.read_only_hint is False and add.annotations.destructive_hint is False
         assert tools["get_book"].annotations.read_only_hint is True
         assert tools["remove_book"].annotations.destructive_hint is True
+        # the schema calls mark_read not destructive; its verified tests show it overwriting a row
+        assert tools["mark_read"].annotations.destructive_hint is True
         assert sorted(str(r.uri) for r in await client.list_resources()) == RESOURCES
     episode.close()
 

@@ -1,60 +1,177 @@
-"""Episode operations for the sandbox worker: many isolated in-memory databases in one process.
+"""Episode processes: a warm template that forks one confined process per episode.
 
-Loaded by verification/worker.py when the sandbox is started with extension="episodes_worker".
-Each episode is its own SQLite connection made by deserializing a template, so creating or
-resetting one copies bytes instead of rebuilding tables and rows. A call that changes the
-database answers with the committed snapshot; the parent keeps the latest one per episode and
-restores every episode of a worker it had to kill, so no episode loses committed state.
+Started by mcp_servers/pool.py as `python -I episodes_worker.py CONTROL_FD DATA_DIR`. The
+template loads the compiled DB layer (trusted: compiled from the schema, not written by a
+model) and compiles the tools' code without running it; generated code only ever runs in an
+episode process, after that process has confined itself. The template answers on its control
+socket (SOCK_SEQPACKET, file descriptors passed with SCM_RIGHTS):
 
-Operations, sent as ep_<name> in JSON frames. Snapshots go out as raw bytes after the reply
-frame (its `attachment`) and come in as base64 text, which only the rare restore path does:
-  template      {key, state}                            -> {state} + snapshot   a template from rows
-  put_template  {key, snapshot}                                                 install a known template
-  create        {episode_id, key, now, snapshot?}                               new (or restored) episode
-  call          {episode_id, tool, arguments, timeout}  -> {result, error} (+ snapshot when it changed)
-  reset         {episode_id}                                                    back to the template
-  dump          {episode_id}                            -> {state}
-  close         {episode_id}
+  template {path}                  -> {}             templates/K.db from the rows in templates/K.json
+  spawn    {now, memory_mb, ...} + [channel, episode dir, template file] -> {pid} + [pidfd]
+
+A spawned episode process keeps its database as `db` in its own directory (on the parent's
+tmpfs), in WAL mode with an exclusive lock and no checkpoints: a commit appends the changed
+pages, so a write costs the same at any database size, and committed state survives the
+process being killed (the parent starts a new one on the same files). It serves length-
+prefixed JSON frames on its channel, each answer carrying the request's id:
+
+  call  {id, tool, arguments, timeout} -> {id, result, error}   one runtime-owned transaction
+  reset {id}                           -> {id}                  back to the template
+  dump  {id}                           -> {id, state}
 """
 
 from __future__ import annotations
 
-import base64
+import builtins
+import ctypes
+import gc
+import json
+import os
+import resource
+import signal
+import socket
 import sqlite3
-from dataclasses import dataclass
+import struct
+import sys
+import time
+import traceback
+import types
 
-from sqlalchemy import create_engine
-from sqlalchemy.pool import Pool
-from sqlmodel import Session
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's folder out
+import guard  # noqa: E402
 
+from sqlalchemy import create_engine  # noqa: E402
+from sqlalchemy.pool import Pool  # noqa: E402
+from sqlmodel import Session  # noqa: E402
+
+HEADER = struct.Struct(">IQ")  # body length, request id
+MAX_REQUEST_BYTES = 64 << 20
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_sqlite = ctypes.CDLL(__import__("_sqlite3").__file__)
+_DBCONFIG_NO_CKPT_ON_CLOSE, _DBCONFIG_DEFENSIVE = 1006, 1010
+
+
+class Timeout(BaseException):
+    """Raised in the tool when its time is up; BaseException so `except Exception` cannot swallow it."""
+
+
+def _on_alarm(_signum, _frame):
+    raise Timeout()
+
+
+# -- the courtesy layer: the AST guard's allow-list again at run time (the OS is the boundary) --
+
+def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+    if level or name.split(".")[0] not in guard.ALLOWED_MODULES:
+        raise ImportError(f"import of {name!r} is not allowed in the sandbox")
+    return builtins.__import__(name, globals, locals, fromlist, level)
+
+
+def _safe_builtins() -> dict:
+    names = {k: v for k, v in vars(builtins).items() if k not in guard.FORBIDDEN_NAMES}
+    names["__import__"] = _guarded_import
+    return names
+
+
+# -- confinement of one episode process ---------------------------------------------------
+
+_PR_SET_NO_NEW_PRIVS, _PR_SET_DUMPABLE, _PR_SET_SECCOMP = 38, 4, 22
+# x86_64 system calls an episode never needs: new processes and programs, sockets, tracing,
+# namespaces and mounts, other processes' memory, kernel keyrings, BPF, io_uring.
+_DENIED_SYSCALLS = (56, 57, 58, 59, 322, 435, 41, 42, 43, 49, 50, 53, 288, 101, 272, 308, 165, 166, 155, 161,
+                    310, 311, 321, 248, 249, 250, 323, 298, 425, 426, 427, 135, 175, 313, 246, 303, 304, 133, 259,
+                    424, 434, 438, 428, 429, 430, 431, 432, 433)
+_AUDIT_ARCH_X86_64 = 0xC000003E
+
+
+def _seccomp_deny(numbers: tuple[int, ...]) -> None:
+    """Install a filter answering EPERM to `numbers` (and to any non-x86_64 entry)."""
+    def op(code, k, jt=0, jf=0):
+        return struct.pack("HBBI", code, jt, jf, k)
+    errno = 0x00050000 | 1
+    prog = [op(0x20, 4), op(0x15, _AUDIT_ARCH_X86_64, 1, 0), op(0x06, errno), op(0x20, 0),
+            op(0x35, 0x40000000, 0, 1), op(0x06, errno)]  # x32 numbers
+    for n in numbers:
+        prog += [op(0x15, n, 0, 1), op(0x06, errno)]
+    prog.append(op(0x06, 0x7FFF0000))
+    code = b"".join(prog)
+    buffer = ctypes.create_string_buffer(code)
+    fprog = struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(buffer))
+    fbuf = ctypes.create_string_buffer(fprog)
+    if _libc.prctl(_PR_SET_SECCOMP, 2, ctypes.c_void_p(ctypes.addressof(fbuf)), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp filter refused")
+
+
+def _landlock(own_dir: int, readable: list[str]) -> int:
+    """A Landlock layer: read-only beneath `readable`, full access beneath `own_dir`, nothing else;
+    no signals to and no abstract sockets of processes outside it; no TCP. Returns the ABI (0: none)."""
+    abi = _libc.syscall(444, None, 0, 1)
+    if abi <= 0:
+        return 0
+    fs_all = (1 << (16 if abi >= 5 else 15 if abi >= 3 else 14 if abi >= 2 else 13)) - 1
+    read = 1 | 4 | 8  # execute, read file, read dir
+    attr = struct.pack("QQQ", fs_all, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    ruleset = _libc.syscall(444, ctypes.c_char_p(attr[:size]), size, 0)
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    try:
+        rules = [(own_dir, fs_all)]
+        opened = []
+        for path in readable:
+            try:
+                opened.append(os.open(path, os.O_PATH | os.O_CLOEXEC))
+                rules.append((opened[-1], read))
+            except OSError:
+                pass
+        for fd, access in rules:
+            rule = struct.pack("=Qi", access, fd)
+            if _libc.syscall(445, ruleset, 1, ctypes.c_char_p(rule), 0) != 0:
+                raise OSError(ctypes.get_errno(), "landlock_add_rule")
+        for fd in opened:
+            os.close(fd)
+        if _libc.syscall(446, ruleset, 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+def confine_episode(own_dir: int, memory_mb: int, file_mb: int) -> None:
+    """Everything an episode process gives up before it runs generated code."""
+    for limit, value in ((resource.RLIMIT_AS, memory_mb << 20), (resource.RLIMIT_FSIZE, file_mb << 20),
+                         (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NOFILE, 64)):
+        resource.setrlimit(limit, (value, value))
+    _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # no /proc/<pid>/mem or ptrace by a sibling
+    readable = sorted({sys.prefix, sys.base_prefix, os.path.dirname(os.__file__), os.path.dirname(guard.__file__)})
+    _landlock(own_dir, readable)
+    _seccomp_deny(_DENIED_SYSCALLS)
+
+
+# -- databases -----------------------------------------------------------------------------
 
 class _EpisodePool(Pool):
-    """StaticPool for many databases: the connection handed out is the current episode's.
-
-    One engine serves every episode of the worker; a per-episode engine would keep its own
-    statement cache, and hundreds of those make every call slower. Requests are served one at a
-    time, so `current` is the episode of the request being served.
-    """
+    """The engine's one connection: the episode's (reopened on reset, so handed out by reference)."""
 
     def __init__(self) -> None:
-        super().__init__(lambda: self.current)
+        super().__init__(lambda: self.current, reset_on_return=None)  # the runtime ends transactions
         self.current: sqlite3.Connection | None = None
-        self._records: dict[sqlite3.Connection, object] = {}
+        self._records: dict[int, object] = {}
 
     def status(self) -> str:
         return "EpisodePool"
 
     def _do_get(self):
-        record = self._records.get(self.current)
-        if record is None:  # first use: runs the connect events (foreign keys on) once
-            record = self._records[self.current] = self._create_connection()
+        record = self._records.get(id(self.current))
+        if record is None:
+            self._records.clear()
+            record = self._records[id(self.current)] = self._create_connection()
         return record
 
     def _do_return_conn(self, record) -> None:
         pass
-
-    def forget(self, conn: sqlite3.Connection) -> None:
-        self._records.pop(conn, None)
 
     def dispose(self) -> None:
         self._records.clear()
@@ -63,121 +180,319 @@ class _EpisodePool(Pool):
         return self
 
 
-@dataclass
-class _Episode:
-    key: str
-    conn: sqlite3.Connection
-    now: str | None
+def _db_config(conn: sqlite3.Connection, option: int) -> None:
+    handle = ctypes.c_void_p.from_address(id(conn) + object.__basicsize__).value  # pysqlite_Connection.db
+    _sqlite.sqlite3_db_config(ctypes.c_void_p(handle), ctypes.c_int(option), ctypes.c_int(1), ctypes.c_void_p(0))
 
 
-class Episodes:
-    def __init__(self, worker) -> None:
-        self.worker = worker
-        self.templates: dict[str, bytes] = {}
-        self.episodes: dict[str, _Episode] = {}
+# SQLite authorizer codes refused while a tool runs: the transaction is the runtime's, and no
+# tool attaches other databases or changes how this one is stored.
+_SQLITE_PRAGMA, _SQLITE_TRANSACTION, _SQLITE_ATTACH, _SQLITE_DETACH = 19, 22, 24, 25
+_REFUSED_IN_TOOLS = {_SQLITE_PRAGMA, _SQLITE_TRANSACTION, _SQLITE_ATTACH, _SQLITE_DETACH}
+
+
+class EpisodeDB:
+    """One episode's database file, opened for WAL appends with runtime-owned transactions."""
+
+    def __init__(self, db_module, engine, pool: _EpisodePool, template_fd: int, now: str | None):
+        self.db, self.engine, self.pool, self.template_fd, self.now = db_module, engine, pool, template_fd, now
+        self.in_tool = False
+        self.conn: sqlite3.Connection | None = None
+        self.open()
+        self.identity = self._identity()
+
+    def _authorize(self, action, *_args):
+        if action in (_SQLITE_ATTACH, _SQLITE_DETACH) or (self.in_tool and action in _REFUSED_IN_TOOLS):
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    def open(self) -> None:
+        conn = sqlite3.connect("db", isolation_level=None, check_same_thread=False)
+        _db_config(conn, _DBCONFIG_NO_CKPT_ON_CLOSE)  # the main file keeps the template; the WAL holds the episode
+        _db_config(conn, _DBCONFIG_DEFENSIVE)
+        for pragma in ("locking_mode=EXCLUSIVE", "journal_mode=WAL", "synchronous=OFF", "wal_autocheckpoint=0",
+                       "foreign_keys=ON", "cache_size=-2048"):
+            conn.execute(f"PRAGMA {pragma}")
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        conn.set_authorizer(self._authorize)
+        self.conn = self.pool.current = conn
+        with self.engine.connect():  # the connect events (foreign keys) run now, not inside a tool
+            pass
+
+    def _identity(self) -> tuple:
+        st = os.stat("db")
+        return st.st_ino, st.st_size, st.st_ctime_ns
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def reset(self) -> None:
+        """Drop the WAL; the main file is the template unless a tool wrote it, then copy it back."""
+        self.close()
+        if os.path.exists("db-wal"):
+            os.unlink("db-wal")
+        if self._identity() != self.identity:
+            with open("db", "wb") as out:
+                out.write(os.pread(self.template_fd, os.fstat(self.template_fd).st_size, 0))
+            self.identity = self._identity()
+        self.open()
+
+    def session(self) -> tuple[object, Session]:
+        connection = self.engine.connect()
+        connection.begin()
+        session = Session(bind=connection, join_transaction_mode="create_savepoint")  # commit() only releases
+        if self.now:
+            session.info["now"] = self.now
+        return connection, session
+
+    def dump(self) -> dict:
+        connection, session = self.session()
+        try:
+            return self.db.dump_state(session)
+        finally:
+            session.close()
+            connection.close()
+
+
+# -- the episode process -------------------------------------------------------------------
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(min(size - len(data), 1 << 20))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def _tool_traceback(error: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith("<tool")]
+    return "".join(traceback.format_list(frames) + traceback.format_exception_only(type(error), error))[-3000:]
+
+
+class Episode:
+    def __init__(self, sock: socket.socket, db: EpisodeDB, tools: dict, max_result_bytes: int, memory_mb: int):
+        self.sock, self.db, self.tools = sock, db, tools
+        self.max_result_bytes, self.memory_mb = max_result_bytes, memory_mb
+
+    def send(self, request_id: int, reply: dict) -> None:
+        text = reply.pop("_text", None)  # a result already serialized, to check its size
+        body = (f'{{"result": {text}}}' if text is not None else json.dumps(reply, default=str, ensure_ascii=False)).encode()
+        self.sock.sendall(HEADER.pack(len(body), request_id) + body)
+
+    def serve(self) -> None:
+        while True:
+            header = _recv_exactly(self.sock, HEADER.size)
+            if header is None:
+                return
+            size, request_id = HEADER.unpack(header)
+            if size > MAX_REQUEST_BYTES:
+                return
+            body = _recv_exactly(self.sock, size)
+            if body is None:
+                return
+            message = json.loads(body)
+            op = message.get("op")
+            if op == "call":
+                reply = self.call(message["tool"], message.get("arguments") or {}, float(message["timeout"]))
+            elif op == "reset":
+                self.db.reset()
+                reply = {}
+            elif op == "dump":
+                reply = {"state": self.db.dump()}
+            else:
+                reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}"}}
+            self.send(request_id, reply)
+
+    def call(self, tool: str, arguments: dict, timeout: float) -> dict:
+        """One tool call in one transaction the runtime owns: committed after a clean return with
+        a JSON result under the size limit, rolled back otherwise."""
+        fn = self.tools.get(tool)
+        if fn is None:
+            return {"error": {"type": "UnknownTool", "message": f"tool {tool!r} is not defined"}}
+        db = self.db
+        deadline = time.monotonic() + timeout
+        db.conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        db.conn.execute("BEGIN IMMEDIATE")
+        connection, session = db.session()
+        error = None
+        try:
+            db.in_tool = True
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                result = fn(session, **arguments)
+                session.flush()
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                db.in_tool = False
+            text = json.dumps(result, ensure_ascii=False)
+            if len(text.encode()) > self.max_result_bytes:
+                error = {"type": "ResultTooLarge", "message": f"the tool's result is {len(text.encode()):,} bytes; "
+                                                              f"the limit is {self.max_result_bytes:,}"}
+        except Timeout:
+            error = {"type": "Timeout", "message": f"the tool ran longer than {timeout:g} s"}
+        except MemoryError:
+            error = {"type": "MemoryLimit", "message": f"the tool ran out of memory (limit {self.memory_mb} MB)"}
+        except BaseException as failure:  # generated code may raise anything
+            if "interrupted" in str(failure) and time.monotonic() > deadline:  # the progress handler
+                error = {"type": "Timeout", "message": f"the tool ran longer than {timeout:g} s"}
+            else:
+                error = {"type": type(failure).__name__, "message": str(failure)[:2000],
+                         "traceback": _tool_traceback(failure)}
+        try:
+            db.conn.set_progress_handler(None, 0)
+            if error is None:
+                session.commit()  # releases the session's savepoint into the runtime's transaction
+                db.conn.execute("COMMIT")
+                connection.close()
+                return {"_text": text}
+            session.close()
+            db.conn.execute("ROLLBACK")
+            connection.close()
+        except BaseException:  # a connection the tool (or its timeout) left unusable: reopen it
+            db.close()
+            db.open()
+        return {"error": error}
+
+
+def _serve_episode(channel: int, own_dir: int, template_fd: int, spec: dict, db_module, engine, pool, code) -> None:
+    """In the forked child: confine, open the database, define the tools, serve."""
+    os.setsid()
+    signal.signal(signal.SIGALRM, _on_alarm)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    keep = {channel, own_dir, template_fd, null, 0, 1, 2}
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    os.fchdir(own_dir)
+    if not spec.get("unconfined"):
+        confine_episode(own_dir, spec["memory_mb"], spec["file_mb"])
+    db = EpisodeDB(db_module, engine, pool, template_fd, spec.get("now"))
+    tools = {}
+    shared = _safe_builtins()
+    for name, compiled in code.items():
+        namespace = {"__builtins__": shared, "__name__": f"tools.{name}"}
+        exec(compiled, namespace)
+        tools[name] = namespace[name]
+    episode = Episode(socket.socket(fileno=channel), db, tools, spec["max_result_bytes"], spec["memory_mb"])
+    episode.send(0, {"ready": True})
+    episode.serve()
+
+
+# -- the template --------------------------------------------------------------------------
+
+class Template:
+    def __init__(self, data_dir: str) -> None:
+        self.data_dir = data_dir
+        init = json.loads(open(os.path.join(data_dir, "init.json")).read())
+        module = types.ModuleType("db")
+        module.__file__ = "db.py"
+        sys.modules["db"] = module
+        exec(compile(init["db_source"], "db.py", "exec"), module.__dict__)
+        self.db = module
+        self.code = {name: compile(source, f"<tool {name}>", "exec") for name, source in init["tools"].items()}
         self.pool = _EpisodePool()
         self.engine = create_engine("sqlite://", pool=self.pool)
+        self._warm_up()
 
-    def _episode(self, msg: dict) -> _Episode:
-        episode = self.episodes.get(msg["episode_id"])
-        if episode is None:
-            raise KeyError(f"episode {msg['episode_id']!r} is not open in this worker")
-        return episode
+    def _warm_up(self) -> None:
+        """Import and compile now what the first call would: each child inherits it."""
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        self.pool.current = conn
+        self.db.create_all(self.engine)
+        with self.engine.connect() as connection:
+            connection.begin()
+            with Session(bind=connection, join_transaction_mode="create_savepoint") as session:
+                self.db.dump_state(session)
+                session.commit()
+        json.dumps({"warm": [1.5, None]})
+        traceback.format_exception_only(ValueError, ValueError("warm"))
+        self.pool.current = None
+        self.pool.dispose()
+        conn.close()
 
-    def _session(self, episode: _Episode) -> Session:
-        """A session on the episode's database (requests are served one at a time)."""
-        self.pool.current = episode.conn
-        session = Session(self.engine)
-        if episode.now:
-            session.info["now"] = episode.now
-        return session
-
-    # -- templates -----------------------------------------------------------------------
-    def template(self, msg: dict) -> dict:
-        session, conn = self.worker.fresh_session(None)
+    def template(self, message: dict) -> dict:
+        """Build templates/<key>.db from templates/<key>.json; the state as stored goes back into the JSON file."""
+        path = os.path.join(self.data_dir, message["path"])
+        rows = os.path.splitext(path)[0] + ".json"
+        with open(rows) as source:
+            message["state"] = json.load(source)
+        if os.path.exists(path):
+            os.unlink(path)
+        conn = sqlite3.connect(path, isolation_level=None)
+        engine = create_engine("sqlite://", creator=lambda: conn)
         try:
-            self.worker.db.load_state(session, msg["state"])
-            session.commit()
-            state = self.worker.db.dump_state(session)
-            session.rollback()  # end the read transaction before serializing
+            self.db.create_all(engine)
+            with Session(engine) as session:
+                self.db.load_state(session, message["state"])
+                session.commit()
+                state = self.db.dump_state(session)
         except Exception as error:
-            session.rollback()
             first_line = (str(error).splitlines() or [""])[0][:500]
             return {"ok": False, "error": f"the state does not load: {type(error).__name__}: {first_line}"}
         finally:
-            session.close()
-        data = conn.serialize()
-        conn.close()
-        self.templates[msg["key"]] = data
-        return {"ok": True, "state": state, "_attachment": data}
-
-    def put_template(self, msg: dict) -> dict:
-        self.templates[msg["key"]] = base64.b64decode(msg["snapshot"])
+            engine.dispose()
+            conn.close()
+        with open(rows, "w") as out:
+            json.dump(state, out)
         return {"ok": True}
 
-    # -- episodes ------------------------------------------------------------------------
-    def create(self, msg: dict) -> dict:
-        key = msg["key"]
-        if key not in self.templates:
-            return {"ok": False, "error": f"unknown template {key!r}"}
-        old = self.episodes.pop(msg["episode_id"], None)
-        if old is not None:
-            self._discard(old)
-        data = base64.b64decode(msg["snapshot"]) if msg.get("snapshot") else self.templates[key]
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
-        conn.deserialize(data)
-        conn.execute("PRAGMA foreign_keys=ON")
-        self.episodes[msg["episode_id"]] = _Episode(key, conn, msg.get("now"))
-        return {"ok": True}
+    def spawn(self, message: dict, fds: list[int]) -> tuple[dict, list[int]]:
+        channel, own_dir, template_fd = fds
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                _serve_episode(channel, own_dir, template_fd, message, self.db, self.engine, self.pool, self.code)
+            except BaseException:
+                code = 3
+            os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        return {"ok": True, "pid": pid}, [os.pidfd_open(pid)]
 
-    def call(self, msg: dict) -> dict:
-        episode = self._episode(msg)
-        if msg["tool"] not in self.worker.tools:
-            return {"ok": False, "error": f"tool {msg['tool']!r} is not defined"}
-        before = episode.conn.total_changes
-        session = self._session(episode)
+
+def _reap() -> None:
+    """Collect exited episode processes (the parent learns of exits from their pidfds)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    template = Template(sys.argv[2])
+    gc.freeze()  # objects made so far are never collected, so children leave their pages shared
+    while True:
+        _reap()
+        data, fds, _flags, _addr = socket.recv_fds(control, 1 << 20, 8)
+        if not data:
+            return
+        message = json.loads(data)
+        reply_fds: list[int] = []
         try:
-            result, error = self.worker.call(session, episode.conn, msg["tool"], msg.get("arguments", {}),
-                                             msg.get("timeout", 2.0))
-        finally:
-            session.close()
-        reply = {"ok": True, "result": result, "error": error}
-        # total_changes also counts rolled-back rows, so only a success can carry a new snapshot
-        if error is None and episode.conn.total_changes != before:
-            reply["_attachment"] = episode.conn.serialize()
-        return reply
-
-    def reset(self, msg: dict) -> dict:
-        episode = self._episode(msg)
-        episode.conn.deserialize(self.templates[episode.key])
-        return {"ok": True}
-
-    def dump(self, msg: dict) -> dict:
-        session = self._session(self._episode(msg))
-        try:
-            return {"ok": True, "state": self.worker.db.dump_state(session)}
-        finally:
-            session.close()
-
-    def close(self, msg: dict) -> dict:
-        episode = self.episodes.pop(msg["episode_id"], None)
-        if episode is not None:
-            self._discard(episode)
-        return {"ok": True}
-
-    def _discard(self, episode: _Episode) -> None:
-        self.pool.forget(episode.conn)
-        episode.conn.close()
+            if message["op"] == "template":
+                reply = template.template(message)
+            elif message["op"] == "spawn":
+                reply, reply_fds = template.spawn(message, fds)
+            else:
+                reply = {"ok": False, "error": f"unknown op {message['op']!r}"}
+        except Exception as error:
+            reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+        socket.send_fds(control, [json.dumps(reply).encode()], reply_fds)
+        for fd in reply_fds:
+            os.close(fd)
 
 
-def handlers(worker) -> dict:
-    episodes = Episodes(worker)
-    return {
-        "ep_template": episodes.template,
-        "ep_put_template": episodes.put_template,
-        "ep_create": episodes.create,
-        "ep_call": episodes.call,
-        "ep_reset": episodes.reset,
-        "ep_dump": episodes.dump,
-        "ep_close": episodes.close,
-    }
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Mutation testing: the operators, and verdicts on a small domain whose tests miss a boundary."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+
+import pytest
+
+from agents.pipeline import assemble_tools
+from domains.db_layer import compile_db
+from domains.spec import DBSchema, DomainSpec
+from tests.scripted_domain import ADD_BOOK, DATABASE, MARK_READ, TOOLS, _tests
+from verification.mutation import OPERATORS, mutants, mutation_report, summarise
+
+SOURCE = '''STATUSES = ("open", "closed", "archived")
+
+
+def close(session, item, days: int = 7) -> dict:
+    if item.status not in STATUSES:
+        raise ValueError("bad status")
+    if days < 1 or item.age >= 30:
+        item.status = "closed"
+    session.add(item)
+    return {"ok": True, "days": days}
+'''
+
+
+def test_every_operator_makes_its_mutants_and_each_changes_one_place():
+    found = mutants(SOURCE)
+    by_operator = {op: [m.description for m in found if m.operator == op] for op in OPERATORS}
+    assert by_operator["flip_comparison"] == ["not in → in", "< → >=", ">= → <"]
+    assert by_operator["move_boundary"] == ["< → <=", ">= → >"]
+    assert sorted(by_operator["change_constant"]) == ["1 → 2", "30 → 31", "7 → 8", "True → False"]
+    assert len(by_operator["negate_condition"]) == 2
+    assert by_operator["remove_raise"] == ["raise ValueError('bad status') removed"]
+    assert sorted(by_operator["remove_write"]) == ["item.status = 'closed' removed", "session.add(item) removed"]
+    assert sorted(by_operator["drop_value"]) == ["'archived' dropped", "'closed' dropped", "'open' dropped"]
+    original = ast.dump(ast.parse(SOURCE))
+    for m in found:
+        assert ast.dump(ast.parse(m.source)) != original
+    assert [m.line for m in found] == sorted(m.line for m in found)
+    assert next(m for m in found if m.operator == "remove_raise").line == 6
+
+
+def _domain(tmp_path, add_book_tests):
+    tools = [copy.deepcopy(t) for t in TOOLS if t["name"] in ("add_book", "mark_read")]
+    db = {k: v for k, v in DATABASE.items() if k != "tool_tables"}
+    spec = DomainSpec(name="reading", description="A reading list.", tools=tools, db=db,
+                      tool_tables={t["name"]: ["book"] for t in tools})
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "spec.json").write_text(spec.model_dump_json())
+    (tmp_path / "db.py").write_text(compile_db("reading", DBSchema.model_validate(db)))
+    (tmp_path / "tools.py").write_text(assemble_tools("reading", {"add_book": ADD_BOOK, "mark_read": MARK_READ}))
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "add_book.json").write_text(json.dumps(add_book_tests))
+    (tmp_path / "tests" / "mark_read.json").write_text(json.dumps(_tests()["mark_read"]))
+    return tmp_path
+
+
+def _boundary(report, domain):
+    """The mutant that moves `pages < 1` to `pages <= 1`, found by its line in tools.py."""
+    lines = (domain / "tools.py").read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "pages < 1" in text)
+    return next(m for m in report.mutants if m.operator == "move_boundary" and m.line == line)
+
+
+@pytest.fixture
+def tests_of_add_book():
+    cases = _tests()["add_book"]
+    # Never reaches the tool: argument validation refuses a string for an integer first.
+    cases.append({"name": "pages_as_text", "kind": "rejection", "arguments": {"title": "A", "author": "X",
+                  "pages": "many"}, "expect_error": "InvalidInput"})
+    return cases
+
+
+def test_a_missed_boundary_survives_until_a_case_pins_it(tmp_path, tests_of_add_book):
+    domain = _domain(tmp_path / "a", tests_of_add_book)
+    report = mutation_report(domain, "add_book")
+    assert report.unreachable_rejections == ["pages_as_text"]
+    assert report.tests == 3  # the unreachable case does not count as a test of the tool
+    survivor = _boundary(report, domain)
+    assert survivor.status == "survived" and survivor.description == "< → <="
+    assert 0 < report.score < 1 and report.killed + report.survived + sum(
+        m.status == "invalid" for m in report.mutants) == len(report.mutants)
+    removed = next(m for m in report.mutants if m.operator == "remove_write" and "session.add" in m.description)
+    assert removed.status == "killed" and removed.killed_by == "adds"
+
+    one_page = copy.deepcopy(tests_of_add_book[0])
+    one_page["name"], one_page["arguments"]["pages"] = "one_page", 1
+    one_page["expect_changes"]["book"]["inserted"][0]["pages"] = 1
+    domain = _domain(tmp_path / "b", tests_of_add_book + [one_page])
+    again = mutation_report(domain, "add_book")
+    assert _boundary(again, domain).status == "killed" and _boundary(again, domain).killed_by == "one_page"
+    assert again.score > report.score
+
+
+def test_domain_summary_counts_per_tool_and_operator(tmp_path, tests_of_add_book):
+    domain = _domain(tmp_path, tests_of_add_book)
+    reports = [mutation_report(domain, t, workers=2) for t in ("add_book", "mark_read")]
+    summary = summarise(reports)
+    assert set(summary["tools"]) == {"add_book", "mark_read"}
+    assert summary["mutants"] == sum(r.killed + r.survived for r in reports)
+    assert summary["unreachable_rejections"] == 1
+    assert sum(o["mutants"] for o in summary["by_operator"].values()) == summary["mutants"]
+    assert summary["tools"]["add_book"]["survivors"]  # named, with where they are
