@@ -16,9 +16,16 @@ export TOKENIZERS_PARALLELISM := false
 # otherwise from the PyTorch CPU index; never the CUDA build from PyPI.
 TORCH_SOURCE := $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),--extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
 
-.PHONY: env domain graph verify test bench serve eval clean-env
+.PHONY: env confinement domain graph verify test bench serve eval clean-env
 
-env: $(VENV)/.installed
+env: $(VENV)/.installed confinement
+
+# Generated code runs inside bubblewrap's namespaces where it is installed (Landlock and
+# seccomp apply either way); install it when this machine lets us, else say what is missing.
+confinement:
+	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; } \
+		|| echo "note: bubblewrap (bwrap) is not installed and could not be installed here; generated code runs under Landlock and seccomp without namespaces (see README, Confinement)" >&2
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)

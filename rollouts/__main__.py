@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         except (RunMismatch, FileNotFoundError, ValueError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: finished episodes are kept; run the same command again to resume", file=sys.stderr)
+            return 130
         curve = " ".join(f"pass^{k}={v:.3f}" for k, v in summary["pass^k"].items())
         print(f"{agent}: {summary['episodes']} episodes, {summary['tasks']} tasks, average reward "
               f"{summary['average_reward']:.3f}, {curve}, tokens {summary['tokens']['total']:,} -> {run_dir}/report.md")

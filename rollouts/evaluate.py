@@ -20,6 +20,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from agents.llm import LLM, Transcript, backend_for
@@ -27,7 +28,7 @@ from mcp_servers.runtime import Environment, resolve_domain
 from rollouts.agents import Agent, LLMAgent, NoopAgent, ReferenceAgent
 from rollouts.episode import run_episode
 from rollouts.report import write_report
-from rollouts.sessions import InProcessSession, MCPSession, read_policy
+from rollouts.sessions import InProcessSession, MCPSession, Session, read_policy
 from rollouts.trajectory import Limits, Trajectory
 from rollouts.user import InstructionUser, LLMUser, User
 
@@ -189,33 +190,52 @@ class Progress:
         self.bar.close()
 
 
+async def play_all(open_session: Callable[[str], Awaitable[Session]], agent: Agent, user: User,
+                   todo: list[tuple[str, int]], concurrency: int, limits: Limits,
+                   on_done: Callable[[Trajectory], None]) -> None:
+    """Every (task, trial) of `todo`, at most `concurrency` at once; `on_done` gets each trajectory."""
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(task_id: str, trial: int) -> None:
+        async with slots:
+            session = await open_session(task_id)
+            try:
+                trajectory = await run_episode(session, agent, user, trial=trial, limits=limits)
+            finally:
+                await session.close()
+        on_done(trajectory)
+
+    await asyncio.gather(*(one(t, i) for t, i in todo))
+
+
 async def _run_all(config: EvalConfig, env: Environment | None, url: str | None, play: Players,
                    todo: list[tuple[str, int]], out, progress: Progress, policy: str) -> None:
     import httpx
 
-    slots = asyncio.Semaphore(config.concurrency)
     http = httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=max(config.concurrency, 10)))
 
-    async def one(task_id: str, trial: int) -> None:
-        async with slots:
-            if url is None:
-                session = await InProcessSession.open(env, task_id)
-            else:
-                session = await MCPSession.open(url, task_id, http=http, policy=policy)
-            try:
-                trajectory = await run_episode(session, play.agent, play.user, trial=trial, limits=config.limits)
-            finally:
-                await session.close()
+    async def open_session(task_id: str) -> Session:
+        if url is None:
+            return await InProcessSession.open(env, task_id)
+        return await MCPSession.open(url, task_id, http=http, policy=policy)
+
+    saved = time.monotonic()
+
+    def done(trajectory: Trajectory) -> None:
+        nonlocal saved
         out.write(trajectory.jsonl() + "\n")
         out.flush()
         progress.add(trajectory)
-        if play.transcript is not None:
+        if play.transcript is not None and time.monotonic() - saved > 5:  # the whole file is rewritten
             play.transcript.save()
+            saved = time.monotonic()
 
     try:
-        await asyncio.gather(*(one(t, i) for t, i in todo))
+        await play_all(open_session, play.agent, play.user, todo, config.concurrency, config.limits, done)
     finally:
         await http.aclose()
+        if play.transcript is not None:
+            play.transcript.save()
 
 
 def evaluate(config: EvalConfig) -> tuple[Path, dict]:

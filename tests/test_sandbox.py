@@ -94,14 +94,12 @@ def test_memory_is_limited(box):
     assert result["error"]["type"] == "MemoryError"
 
 
-def test_a_worker_that_never_answers_is_replaced_and_keeps_its_tools(box):
+def test_a_worker_that_never_answers_is_killed_and_the_next_tool_still_runs(box):
     stubborn = ("def stubborn(session) -> dict:\n    while True:\n        try:\n            while True:\n"
                 "                pass\n        except BaseException:\n            continue\n")
     assert run_one(box, "get_item", GET_ITEM, GET_ITEM_TEST)["passed"]
-    restarts = box.restarts
     result = run_one(box, "stubborn", stubborn, {})
     assert not result["passed"] and "killed" in result["problems"][0]
-    assert box.restarts == restarts + 1
     again = box.run_tests("get_item", [{"name": "t", "kind": "success", "initial_state": STATE, **GET_ITEM_TEST}])
     assert again[0]["passed"], again[0]["problems"]
 

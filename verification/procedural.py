@@ -56,10 +56,11 @@ def tool_sources(domain_dir: Path) -> dict[str, str]:
 
 
 def open_domain(domain_dir: Path, timeout: float = 2.0) -> Sandbox:
-    """A sandbox with the domain's DB layer and all its verified tools defined."""
+    """A sandbox with the domain's DB layer and all its verified tools added (each loads in its
+    own fresh process when its tests run)."""
     box = Sandbox((domain_dir / "db.py").read_text(), timeout=timeout)
     for name, source in tool_sources(domain_dir).items():
-        error = box.define(name, source)
+        error = box.add(name, source)
         if error:
             box.close()
             raise RuntimeError(f"tool {name} does not load: {error}")

@@ -1,103 +1,152 @@
-"""Run generated code outside the orchestrator: one limited worker process per sandbox.
+"""Run generated code outside the orchestrator, in confined worker processes.
 
-The worker (verification/worker.py) gets a wall-clock timeout per request, address-space,
-file-size and open-file limits, no network (its own network namespace where the kernel
-allows it, and a refused socket layer always), a scrubbed environment and a temporary
-working directory. A hung or crashed worker is killed and replaced; the tools defined so far
-are defined again in the new one, so one bad tool does not cost the others.
+Every worker (verification/worker.py) is started through verification.confine (namespaces,
+unprivileged identity, Landlock, seccomp, cgroup and rlimits; see the README's Confinement
+section) and spoken to through verification.protocol (request ids, size caps; anything
+unexpected kills it). Each request has a wall-clock timeout.
+
+- Procedural tests: a fresh process per tool under test, so no tool sees what another left
+  behind (module globals, patched classes, builtins). One spare process is always starting
+  with the DB layer loaded, so the next tool does not wait for an interpreter. The worker
+  gets only the tests' inputs; verification.verdict decides pass or fail here.
+- `request` (integrity checks, the episode extension): one long-lived process; a hung,
+  crashed or misbehaving one is killed and replaced, its tools defined again.
 """
 
 from __future__ import annotations
 
-import ctypes
-import json
-import math
 import os
-import resource
-import select
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
+from verification import protocol
+from verification.confine import Confinement, layers
 from verification.guard import UnsafeCode, check_source
+from verification.verdict import inputs, judge
 
 WORKER = Path(__file__).with_name("worker.py")
-CLONE_NEWNET = 0x40000000
+MAX_REPLY_BYTES = 64 << 20
 
 
 class SandboxError(RuntimeError):
-    """The worker died or did not answer in time."""
+    """The worker died, did not answer in time, or broke the protocol."""
 
 
 class SandboxTimeout(SandboxError):
     pass
 
 
-def _limits(memory_mb: int, file_mb: int):
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (file_mb << 20, file_mb << 20))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-        os.setsid()
-        try:  # a private network namespace has no interfaces at all; needs privilege
-            ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET)
-        except Exception:
-            pass
+class _Process:
+    """One confined worker process with the DB layer loading (or loaded)."""
 
-    return apply
-
-
-class Sandbox:
-    """A worker process holding one domain's DB layer and the tools defined into it."""
-
-    def __init__(self, db_source: str, timeout: float = 2.0, memory_mb: int = 1536, file_mb: int = 8,
-                 extension: str | None = None):
-        self.db_source, self.timeout = db_source, timeout
-        self.memory_mb, self.file_mb, self.extension = memory_mb, file_mb, extension
-        self.sources: dict[str, str] = {}
-        self.restarts = 0
-        self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
-        self._dir: str | None = None
-        self._start()
-
-    # -- process -------------------------------------------------------------------------
-    def _start(self) -> None:
+    def __init__(self, box: Sandbox) -> None:
         self._dir = tempfile.mkdtemp(prefix="worldsmith-sandbox-")
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-        if self.extension:
-            env["WORLDSMITH_WORKER_EXTENSION"] = self.extension
+        if box.extension:
+            env["WORLDSMITH_WORKER_EXTENSION"] = box.extension
         self._log = open(os.path.join(self._dir, "worker.log"), "wb")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-I", str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._log, cwd=self._dir, env=env, preexec_fn=_limits(self.memory_mb, self.file_mb),
-        )
-        self._send({"op": "init", "db_source": self.db_source}, timeout=60)
-        for name, source in self.sources.items():
-            self._send({"op": "define", "tool": name, "source": source}, timeout=10)
+        self.proc = box.confinement.popen([sys.executable, "-I", str(WORKER)], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=self._log, env=env)
+        self.channel = protocol.Channel(self.proc.stdin, self.proc.stdout.fileno(), MAX_REPLY_BYTES)
+        self._init = self.channel.send({"op": "init", "db_source": box.db_source})
+        self._ready = False
+        found = layers(box.confinement.namespaces)
+        self._expected = [name for name in ("identity", "landlock", "seccomp") if found[name]]
 
-    def _kill(self) -> None:
-        if self._proc and self._proc.poll() is None:
+    def ready(self) -> None:
+        """Wait for the DB layer; refuse a worker that did not get every layer the probe got."""
+        if self._ready:
+            return
+        reply = self._receive(self._init, 60)
+        if not reply.get("ok"):
+            raise SandboxError(f"the DB layer does not load: {reply.get('error')}")
+        missing = set(self._expected) - set(reply.get("layers", []))
+        if missing:
+            raise SandboxError(f"the worker did not get its confinement layers: {', '.join(sorted(missing))}")
+        self._ready = True
+
+    def request(self, message: dict, timeout: float) -> dict:
+        self.ready()
+        return self._receive(self.channel.send(message), timeout)
+
+    def _receive(self, request_id: int, timeout: float) -> dict:
+        try:
+            reply, blob = self.channel.receive(request_id, timeout)
+        except protocol.WorkerTimeout:
+            raise SandboxTimeout(f"no answer within {timeout:g} s") from None
+        except protocol.WorkerGone:
+            raise SandboxError(f"the sandbox worker died (exit {self.proc.poll()})\n{self.log_tail()}") from None
+        except protocol.ProtocolError as error:
+            raise SandboxError(f"the sandbox worker broke the protocol: {error}") from None
+        return reply if blob is None else {**reply, "attachment": blob}
+
+    def log_tail(self) -> str:
+        try:
+            return Path(self._dir, "worker.log").read_bytes()[-1500:].decode(errors="replace")
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        Confinement.kill(self.proc)
+        for stream in (self.proc.stdin, self.proc.stdout):
             try:
-                os.killpg(self._proc.pid, 9)
-            except ProcessLookupError:
-                pass
-            self._proc.wait()
-        if self._proc:
-            for stream in (self._proc.stdin, self._proc.stdout):
                 stream.close()
+            except OSError:  # a pipe the dead worker left full
+                pass
         self._log.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
+
+class Sandbox:
+    """Confined workers for one domain's DB layer and the tools defined into it."""
+
+    def __init__(self, db_source: str, timeout: float = 2.0, memory_mb: int = 1536, file_mb: int = 8,
+                 extension: str | None = None):
+        self.db_source, self.timeout, self.extension = db_source, timeout, extension
+        self.confinement = Confinement(memory_mb=memory_mb, file_mb=file_mb)
+        self.sources: dict[str, str] = {}
+        self.restarts = 0
+        self._lock = threading.Lock()
+        self._shared: _Process | None = None  # request(): integrity checks, the episode extension
+        self._spare: _Process | None = None  # the next fresh process, already loading the DB layer
+        self._held: tuple[str, _Process] | None = None  # the process a tool was just defined in
+        if extension:
+            self._start_shared()
+        else:
+            self._spare = _Process(self)
+
+    # -- processes -----------------------------------------------------------------------
+    def _start_shared(self) -> None:
+        self._shared = _Process(self)
+        try:
+            self._shared.ready()
+            for name, source in self.sources.items():
+                self._shared.request({"op": "define", "tool": name, "source": source}, timeout=10)
+        except SandboxError:
+            self._shared.close()
+            self._shared = None
+            raise
+
+    def _fresh(self) -> _Process:
+        """A process that has run nothing but the DB layer; the next one starts meanwhile."""
+        process, self._spare = self._spare or _Process(self), _Process(self)
+        try:
+            process.ready()
+        except SandboxError:
+            process.close()
+            raise
+        return process
+
     def close(self) -> None:
         with self._lock:
-            self._kill()
+            for process in (self._shared, self._spare, self._held and self._held[1]):
+                if process:
+                    process.close()
+            self._shared = self._spare = self._held = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -105,98 +154,87 @@ class Sandbox:
     def __exit__(self, *_exc) -> None:
         self.close()
 
-    def _log_tail(self) -> str:
-        try:
-            return Path(self._dir, "worker.log").read_bytes()[-1500:].decode(errors="replace")
-        except OSError:
-            return ""
-
-    def _send(self, message: dict, timeout: float) -> dict:
-        data = json.dumps(message).encode()
-        proc = self._proc
-        try:
-            proc.stdin.write(struct.pack(">I", len(data)) + data)
-            proc.stdin.flush()
-        except (BrokenPipeError, OSError) as error:
-            raise SandboxError(f"the sandbox worker is gone: {error}\n{self._log_tail()}") from None
-        deadline = time.monotonic() + timeout
-        reply = _read(proc.stdout.fileno(), deadline)
-        if reply is not _LATE and reply is not None and isinstance(reply.get("attachment"), int):
-            blob = _read_exactly(proc.stdout.fileno(), reply["attachment"], deadline)
-            reply = blob if blob is _LATE or blob is None else {**reply, "attachment": blob}
-        if reply is _LATE:
-            raise SandboxTimeout(f"no answer within {timeout:g} s")
-        if reply is None:
-            raise SandboxError(f"the sandbox worker died (exit {proc.poll()})\n{self._log_tail()}")
-        return reply
-
     def request(self, message: dict, timeout: float) -> dict:
-        """Send one request; a worker that hangs or dies is replaced and the error raised."""
+        """One request to the long-lived worker; one that hangs, dies or misbehaves is replaced."""
         with self._lock:
             try:
-                return self._send(message, timeout)
+                if self._shared is None:
+                    self._start_shared()
+                return self._shared.request(message, timeout)
             except SandboxError:
-                self._kill()
+                if self._shared:
+                    self._shared.close()
                 self.restarts += 1
-                self._start()
+                self._start_shared()
                 raise
 
-    # -- operations ----------------------------------------------------------------------
-    def define(self, tool: str, source: str) -> str | None:
-        """Load a tool's code; returns the reason it was refused, or None."""
+    # -- tools ---------------------------------------------------------------------------
+    def add(self, tool: str, source: str) -> str | None:
+        """Record a tool's code, checked by the guard only; it loads when its tests run."""
         try:
             check_source(source)  # refuse before anything runs, even in the worker
         except UnsafeCode as error:
             return f"refused by the sandbox: {error}"
-        reply = self.request({"op": "define", "tool": tool, "source": source}, timeout=10)
-        if not reply["ok"]:
-            return reply["error"]
         self.sources[tool] = source
         return None
 
+    def define(self, tool: str, source: str) -> str | None:
+        """Load a tool's code in a fresh process; returns the reason it was refused, or None."""
+        refused = self.add(tool, source)
+        if refused:
+            self.sources.pop(tool, None)
+            return refused
+        if self.extension:
+            reply = self.request({"op": "define", "tool": tool, "source": source}, timeout=10)
+            return None if reply["ok"] else reply["error"]
+        with self._lock:
+            if self._held:
+                self._held[1].close()
+                self._held = None
+            process = self._fresh()
+            error = self._define_in(process, tool, source)
+            if error:
+                process.close()
+                self.sources.pop(tool, None)
+                return error
+            self._held = (tool, process)
+        return None
+
+    @staticmethod
+    def _define_in(process: _Process, tool: str, source: str) -> str | None:
+        try:
+            reply = process.request({"op": "define", "tool": tool, "source": source}, timeout=10)
+        except SandboxError as error:
+            return f"the sandbox worker was killed: {error}".strip()
+        return None if reply.get("ok") else str(reply.get("error"))
+
     def run_tests(self, tool: str, tests: list[dict]) -> list[dict]:
-        """Run procedural tests of one tool; a hang or crash fails them all with the reason."""
+        """Run procedural tests of one tool in its own process; verdicts are decided here."""
+        def fail_all(reason: str) -> list[dict]:
+            return [{"name": t["name"], "kind": t["kind"], "passed": False, "problems": [reason]} for t in tests]
+
+        if tool not in self.sources:
+            return fail_all(f"tool {tool!r} is not defined")
+        with self._lock:
+            if self._held and self._held[0] == tool:
+                process, self._held = self._held[1], None
+            else:
+                process = self._fresh()
+                error = self._define_in(process, tool, self.sources[tool])
+                if error:
+                    process.close()
+                    return fail_all(error)
         budget = self.timeout * len(tests) + 5
         try:
-            reply = self.request({"op": "test", "tool": tool, "tests": tests, "timeout": self.timeout}, budget)
+            reply = process.request({"op": "test", "tool": tool, "tests": [inputs(t) for t in tests],
+                                     "timeout": self.timeout}, budget)
         except SandboxError as error:
-            reason = f"the sandbox worker was killed: {error}".strip()
-            return [{"name": t["name"], "kind": t["kind"], "passed": False, "problems": [reason]} for t in tests]
-        if not reply["ok"]:
-            return [{"name": t["name"], "kind": t["kind"], "passed": False, "problems": [reply["error"]]} for t in tests]
-        return reply["results"]
-
-
-_LATE = object()
-
-
-def _read(fd: int, deadline: float) -> dict | None | object:
-    """One reply frame, None when the worker closed its end, _LATE past the deadline.
-
-    Polls the pipe instead of parking a reader thread per request: a request costs no thread
-    start, and a worker that never answers leaves nothing behind once it is killed.
-    """
-    header = _read_exactly(fd, 4, deadline)
-    if header is None or header is _LATE:
-        return header
-    (size,) = struct.unpack(">I", header)
-    body = _read_exactly(fd, size, deadline)
-    if body is None or body is _LATE:
-        return body
-    return json.loads(body)
-
-
-def _read_exactly(fd: int, size: int, deadline: float) -> bytes | None | object:
-    poller = select.poll()
-    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-    chunks: list[bytes] = []
-    while size:
-        wait_ms = math.ceil((deadline - time.monotonic()) * 1000)
-        if wait_ms <= 0 or not poller.poll(wait_ms):
-            return _LATE
-        chunk = os.read(fd, size)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+            return fail_all(f"the sandbox worker was killed: {error}".strip())
+        finally:
+            process.close()
+        if not reply.get("ok"):
+            return fail_all(str(reply.get("error")))
+        outcomes = reply.get("outcomes")
+        if not isinstance(outcomes, list) or len(outcomes) != len(tests):
+            return fail_all("the sandbox worker sent a malformed reply")
+        return [judge(test, outcome) for test, outcome in zip(tests, outcomes)]

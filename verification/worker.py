@@ -1,10 +1,13 @@
-"""The sandbox worker: runs generated tool code in a separate, limited process.
+"""The sandbox worker: runs generated code in a confined process and reports raw outcomes.
 
-Started by verification.sandbox as `python -I worker.py` with a scrubbed environment, a
-temporary working directory and resource limits. It speaks length-prefixed JSON frames on
-stdin/stdout (never pickle: the parent must not deserialize objects from untrusted code).
-The compiled DB layer is loaded once and an empty database template is kept in memory, so
-each procedural test starts from a copy of it instead of a fresh interpreter.
+Started by verification.sandbox through verification.confine as `python -I worker.py`. It
+imports what it needs, locks itself down (lockdown.lock_down: identity, Landlock, seccomp),
+and only then reads requests, framed by verification/protocol.py on stdin/stdout. It never
+decides a verdict: a procedural test gets only its inputs here, and the parent compares the
+outcome (return value, exception, state changes) with what the test expects. The compiled DB
+layer is loaded once and an empty database template kept in memory, so each test starts from
+a copy of it. Every connection refuses SQL that reaches outside its database (ATTACH, VACUUM
+INTO, extensions); the filesystem confinement stops it again if the tool lifts the authorizer.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ import json
 import os
 import signal
 import sqlite3
-import struct
 import sys
 import time
 import traceback
@@ -22,6 +24,8 @@ import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's folder out
 import guard  # noqa: E402
+import lockdown  # noqa: E402
+import protocol  # noqa: E402
 
 _PROTO_OUT = os.fdopen(os.dup(1), "wb")
 os.dup2(2, 1)  # whatever the tool prints goes to the log, never into the protocol
@@ -62,6 +66,27 @@ def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
     return builtins.__import__(name, globals, locals, fromlist, level)
 
 
+# SQLite actions that reach outside the connection's own database, and functions that load code.
+_DENIED_ACTIONS = {sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH}
+_DENIED_FUNCTIONS = {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"}
+
+
+def _authorize(action, arg1, arg2, _db, _trigger):
+    if action == sqlite3.SQLITE_ATTACH and arg1 == "x":  # how sqlite3_deserialize loads an image (reset)
+        return sqlite3.SQLITE_OK
+    if action in _DENIED_ACTIONS or (action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS):
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+def connect() -> sqlite3.Connection:
+    """An in-memory database whose SQL cannot attach, vacuum into, or load anything else."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    conn.set_authorizer(_authorize)
+    return conn
+
+
+LAYERS: list[str] = []  # the confinement layers lock_down applied, reported by init
 SAFE_BUILTINS = {k: v for k, v in vars(builtins).items() if k not in guard.FORBIDDEN_NAMES}
 SAFE_BUILTINS["__import__"] = _guarded_import
 
@@ -79,11 +104,11 @@ class Worker:
         sys.modules["db"] = module
         exec(compile(msg["db_source"], "db.py", "exec"), module.__dict__)
         self.db = module
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        conn = connect()
         engine = self._engine(conn)
         module.create_all(engine)
         self.template = conn.serialize()
-        return {"ok": True}
+        return {"ok": True, "layers": LAYERS}
 
     def define(self, msg: dict) -> dict:
         name, source = msg["tool"], msg["source"]
@@ -105,7 +130,7 @@ class Worker:
         return create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
 
     def fresh_session(self, now: str | None):
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        conn = connect()
         conn.deserialize(self.template)
         conn.execute("PRAGMA foreign_keys=ON")
         session = Session(self._engine(conn))
@@ -143,12 +168,11 @@ class Worker:
             conn.set_progress_handler(None, 0)
 
     def run_tests(self, msg: dict) -> dict:
-        tool, results = msg["tool"], []
+        """Each test's raw outcome; the parent judges them."""
+        tool = msg["tool"]
         if tool not in self.tools:
             return {"ok": False, "error": f"tool {tool!r} is not defined"}
-        for test in msg["tests"]:
-            results.append(self._run_test(tool, test, msg.get("timeout", 2.0)))
-        return {"ok": True, "results": results}
+        return {"ok": True, "outcomes": [self._run_test(tool, test, msg.get("timeout", 2.0)) for test in msg["tests"]]}
 
     def integrity(self, msg: dict) -> dict:
         """Load each case's state; report whether the DB layer accepted it."""
@@ -168,43 +192,16 @@ class Worker:
 
     def _run_test(self, tool: str, test: dict, timeout: float) -> dict:
         session, conn = self.fresh_session(test.get("now"))
-        outcome = {"name": test["name"], "kind": test["kind"], "passed": False, "problems": []}
         try:
             try:
                 self.db.load_state(session, test.get("initial_state", {}))
                 session.commit()
             except Exception as error:
-                outcome["problems"].append(f"the test's initial_state is invalid: {type(error).__name__}: {error}")
-                return outcome
+                return {"setup_error": f"{type(error).__name__}: {error}"}
             before = self.db.dump_state(session)
             result, error = self.call(session, conn, tool, test.get("arguments", {}), timeout)
             after = self.db.dump_state(session)
-            changes = diff_states(before, after, self.db.PRIMARY_KEY)
-            outcome.update(returned=result, error=error, changes=changes)
-            problems = outcome["problems"]
-            if test["kind"] == "success":
-                if error:
-                    problems.append(f"unexpected {error['type']}: {error['message']}")
-                else:
-                    if _normal(result) != _normal(test.get("expect_return")):
-                        problems.append(
-                            f"return value differs:\n  expected {json.dumps(test.get('expect_return'), sort_keys=True)}"
-                            f"\n  actual   {json.dumps(result, sort_keys=True)}")
-                    expected = normal_changes(test.get("expect_changes", {}))
-                    if expected != changes:
-                        problems.append(
-                            f"state change differs:\n  expected {json.dumps(expected, sort_keys=True)}"
-                            f"\n  actual   {json.dumps(changes, sort_keys=True)}")
-            else:
-                if error is None:
-                    problems.append(f"expected {test.get('expect_error')} but the call succeeded, returning "
-                                    f"{json.dumps(result, sort_keys=True)[:500]}")
-                elif error["type"] != test.get("expect_error"):
-                    problems.append(f"expected {test.get('expect_error')} but got {error['type']}: {error['message']}")
-                if changes:
-                    problems.append(f"a rejected call changed the state: {json.dumps(changes, sort_keys=True)}")
-            outcome["passed"] = not problems
-            return outcome
+            return {"returned": result, "error": error, "changes": diff_states(before, after, self.db.PRIMARY_KEY)}
         finally:
             session.close()
             conn.close()
@@ -234,16 +231,6 @@ def diff_states(before: dict, after: dict, primary_key: dict) -> dict:
     return _normal(out)
 
 
-def normal_changes(changes: dict) -> dict:
-    out = {}
-    for table, change in sorted(changes.items()):
-        entry = {"inserted": change.get("inserted", []), "updated": change.get("updated", {}),
-                 "deleted": sorted(change.get("deleted", []))}
-        if entry["inserted"] or entry["updated"] or entry["deleted"]:
-            out[table] = entry
-    return _normal(out)
-
-
 def _tool_traceback(error: BaseException) -> str:
     """The traceback frames inside generated code only: what the debug agent can act on."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith("<tool")]
@@ -251,25 +238,8 @@ def _tool_traceback(error: BaseException) -> str:
     return "".join(lines)[-3000:]
 
 
-def _read_frame(stream) -> dict | None:
-    header = stream.read(4)
-    if len(header) < 4:
-        return None
-    (size,) = struct.unpack(">I", header)
-    return json.loads(stream.read(size))
-
-
-def _write_frame(message: dict) -> None:
-    # Raw bytes (a database snapshot) follow the frame instead of riding in it as base64 text.
-    attachment = message.pop("_attachment", None)
-    if attachment is not None:
-        message["attachment"] = len(attachment)
-    data = json.dumps(message, default=str).encode()
-    _PROTO_OUT.write(struct.pack(">I", len(data)) + data + (attachment or b""))
-    _PROTO_OUT.flush()
-
-
 def main() -> None:
+    global LAYERS
     worker = Worker()
     handlers = {"init": worker.init, "define": worker.define, "test": worker.run_tests,
                 "integrity": worker.integrity}
@@ -277,17 +247,20 @@ def main() -> None:
     if extra:  # e.g. the episode runtime adds its own operations
         module = __import__(extra)
         handlers.update(module.handlers(worker))
+    LAYERS = lockdown.lock_down()  # from here on nothing is trusted: no code was read before it
     stdin = sys.stdin.buffer
     while True:
-        message = _read_frame(stdin)
-        if message is None:
+        request = protocol.read_request(stdin)
+        if request is None:
             return
+        request_id, message, _blob = request
         op = message.get("op")
         try:
             reply = handlers[op](message) if op in handlers else {"ok": False, "error": f"unknown op {op!r}"}
         except Exception as error:
             reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
-        _write_frame(reply)
+        # raw bytes (a database snapshot) follow the frame instead of riding in it as base64 text
+        protocol.write_reply(_PROTO_OUT, request_id, reply, reply.pop("_attachment", None))
 
 
 if __name__ == "__main__":

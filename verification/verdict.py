@@ -1,0 +1,81 @@
+"""Procedural-test verdicts, decided in the orchestrator from a worker's raw outcomes.
+
+The worker is told only a test's inputs (initial state, arguments, clock) and answers what
+happened: the return value, the exception (type and message) and the state changes. Whether
+that is what the test expects is decided here, so a worker that lies can only claim outcomes
+it could have produced anyway: it never learns the expected ones.
+"""
+
+from __future__ import annotations
+
+import json
+
+INPUTS = ("name", "kind", "initial_state", "arguments", "now")
+
+
+def inputs(test: dict) -> dict:
+    """What the worker may see of a test."""
+    return {key: test[key] for key in INPUTS if key in test}
+
+
+def _normal(value):
+    """JSON round trip, so tuples equal lists and keys are strings."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def normal_changes(changes: dict) -> dict:
+    out = {}
+    for table, change in sorted(changes.items()):
+        entry = {"inserted": change.get("inserted", []), "updated": change.get("updated", {}),
+                 "deleted": sorted(change.get("deleted", []))}
+        if entry["inserted"] or entry["updated"] or entry["deleted"]:
+            out[table] = entry
+    return _normal(out)
+
+
+def _well_formed(outcome) -> bool:
+    if not isinstance(outcome, dict):
+        return False
+    if "setup_error" in outcome:
+        return isinstance(outcome["setup_error"], str)
+    error = outcome.get("error")
+    error_ok = error is None or (isinstance(error, dict) and isinstance(error.get("type"), str)
+                                 and isinstance(error.get("message"), str))
+    return error_ok and isinstance(outcome.get("changes"), dict)
+
+
+def judge(test: dict, outcome) -> dict:
+    """One test's result: passed, and the problems a debugging model can act on."""
+    verdict = {"name": test["name"], "kind": test["kind"], "passed": False, "problems": []}
+    problems = verdict["problems"]
+    if not _well_formed(outcome):
+        problems.append("the sandbox worker sent a malformed outcome")
+        return verdict
+    if "setup_error" in outcome:
+        problems.append(f"the test's initial_state is invalid: {outcome['setup_error']}")
+        return verdict
+    result, error, changes = outcome.get("returned"), outcome["error"], outcome["changes"]
+    verdict.update(returned=result, error=error, changes=changes)
+    if test["kind"] == "success":
+        if error:
+            problems.append(f"unexpected {error['type']}: {error['message']}")
+        else:
+            if _normal(result) != _normal(test.get("expect_return")):
+                problems.append(
+                    f"return value differs:\n  expected {json.dumps(test.get('expect_return'), sort_keys=True)}"
+                    f"\n  actual   {json.dumps(result, sort_keys=True)}")
+            expected = normal_changes(test.get("expect_changes", {}))
+            if expected != changes:
+                problems.append(
+                    f"state change differs:\n  expected {json.dumps(expected, sort_keys=True)}"
+                    f"\n  actual   {json.dumps(changes, sort_keys=True)}")
+    else:
+        if error is None:
+            problems.append(f"expected {test.get('expect_error')} but the call succeeded, returning "
+                            f"{json.dumps(result, sort_keys=True)[:500]}")
+        elif error["type"] != test.get("expect_error"):
+            problems.append(f"expected {test.get('expect_error')} but got {error['type']}: {error['message']}")
+        if changes:
+            problems.append(f"a rejected call changed the state: {json.dumps(changes, sort_keys=True)}")
+    verdict["passed"] = not problems
+    return verdict
