@@ -1,7 +1,8 @@
 """The confined process that runs a chain program written by the model.
 
-Started by tasks.execute as `python -I chain_runner.py <guard folder>` with a scrubbed
-environment, resource limits and no network. It holds no database and no tool code: the
+Started by tasks.execute through verification.confine as `python -I chain_runner.py <folder of
+verification>`; it locks itself down (verification/lockdown.py) before it reads the program.
+It holds no database and no tool code: the
 program's only capability is `call(tool, **arguments)`, which asks the parent (one JSON line
 out, one JSON line back), and the parent runs the call in an episode of the runtime.
 """
@@ -15,6 +16,7 @@ import traceback
 
 sys.path.insert(0, sys.argv[1])
 import guard  # noqa: E402
+import lockdown  # noqa: E402
 
 _OUT = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)  # whatever the program prints goes to stderr, never into the protocol
@@ -52,6 +54,7 @@ def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
 
 
 def main() -> None:
+    lockdown.lock_down()  # nothing read after this point is trusted
     source = json.loads(sys.stdin.readline())["source"]
     safe = {k: v for k, v in vars(builtins).items() if k not in guard.FORBIDDEN_NAMES}
     safe["__import__"] = _guarded_import

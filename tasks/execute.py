@@ -1,7 +1,7 @@
 """Run a chain program against an episode of the runtime and resolve it into tool calls.
 
-The program is untrusted model output: it runs in tasks/chain_runner.py behind the sandbox's
-operating-system limits, and every tool call it makes is served by the runtime (validated
+The program is untrusted model output: it runs in tasks/chain_runner.py behind the operating
+system's confinement (verification.confine), and every tool call it makes is served by the runtime (validated
 arguments, one transaction per call in a sandbox worker). The parent records the calls that
 succeeded: they are the reference solution.
 """
@@ -9,12 +9,9 @@ succeeded: they are the reference solution.
 from __future__ import annotations
 
 import json
-import os
 import select
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +19,8 @@ from pathlib import Path
 import verification
 from mcp_servers.runtime import Episode
 from tasks.model import ToolCall
+from verification.confine import Confinement
 from verification.guard import UnsafeCode, check_source
-from verification.sandbox import _limits
 
 RUNNER = Path(__file__).with_name("chain_runner.py")
 GUARD_DIR = str(Path(verification.__file__).resolve().parent)
@@ -49,11 +46,11 @@ def run_chain(episode: Episode, source: str, timeout: float = 30.0, max_calls: i
     except UnsafeCode as error:
         out.error = f"the program was refused: {error}"
         return out
-    workdir = tempfile.mkdtemp(prefix="worldsmith-chain-")
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.Popen([sys.executable, "-I", str(RUNNER), GUARD_DIR], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=workdir, env=env,
-                            text=True, preexec_fn=_limits(memory_mb, 1))
+    confinement = Confinement(memory_mb=memory_mb, processes=4, scratch_mb=8, file_mb=1,
+                              readable=(str(RUNNER.parent),))
+    proc = confinement.popen([sys.executable, "-I", str(RUNNER), GUARD_DIR], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
     deadline = time.monotonic() + timeout
     try:
         proc.stdin.write(json.dumps({"source": source}) + "\n")
@@ -86,12 +83,9 @@ def run_chain(episode: Episode, source: str, timeout: float = 30.0, max_calls: i
         out.error = f"the program's process broke the protocol: {error}"
         return out
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, 9)
-        proc.wait()
+        Confinement.kill(proc)
         for stream in (proc.stdin, proc.stdout):
             try:
                 stream.close()
             except OSError:
                 pass
-        shutil.rmtree(workdir, ignore_errors=True)
