@@ -186,8 +186,7 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
     # 6-7: reward spec, then the reward both ways through the runtime.
     policies, _ = reward_spec(stage, task_id, initial, expected, run.calls)
     try:
-        ground = replay(env, initial, run.calls)
-        final = replay(env, initial, run.calls)
+        ground, final = replay(env, initial, run.calls, times=2)
     except ReplayFailed as failure:
         raise Dropped("replay", str(failure)) from None
     before = reward(spec.db, initial, initial, ground, policies)

@@ -69,7 +69,35 @@ def executed_feasibility(env: Environment, g: nx.DiGraph, remaining: set[str], s
         return 0.0
     sub = restricted(g, remaining)
     chains = [sample_chain(sub, seed * 100 + i, max_len=5) for i in range(k)]
-    return round(sum(bool(c) and execute_chain(env, sub, c, state).ok for c in chains) / k, 4)
+    with env.create_episode(state=state) as episode:
+        reused = _Reused(env, episode)
+        return round(sum(bool(c) and execute_chain(reused, sub, c, state).ok for c in chains) / k, 4)
+
+
+class _Reused:
+    """The environment as graph.execute sees it, with every new episode being one episode reset:
+    an episode is a process, and k chains need k fresh states, not k processes."""
+
+    def __init__(self, env: Environment, episode):
+        self._env, self._episode = env, episode
+
+    def __getattr__(self, name):
+        return getattr(self._env, name)
+
+    def create_episode(self, *_args, **_kwargs):
+        self._episode.reset()
+        return _Borrowed(self._episode)
+
+
+class _Borrowed:
+    def __init__(self, episode):
+        self._episode = episode
+
+    def __getattr__(self, name):
+        return getattr(self._episode, name)
+
+    def close(self) -> None:
+        self._episode.reset()
 
 
 def auxiliary_chain(g: nx.DiGraph, remaining: set[str], seed: int) -> list[str]:
@@ -103,17 +131,15 @@ def probe(env: Environment, tools: set[str], state: State, seed: int, tries: int
     last error type after `tries` draws. A tool that only errs marks a gap in the environment."""
     rng = random.Random(seed)
     outcomes = {}
-    for tool in sorted(tools):
-        if tool not in env.tools:
-            outcomes[tool] = "unverified"
-            continue
-        episode = env.create_episode(state=state)
-        try:
+    with env.create_episode(state=state) as episode:
+        for tool in sorted(tools):
+            if tool not in env.tools:
+                outcomes[tool] = "unverified"
+                continue
             for _ in range(tries):
+                episode.reset()
                 out = episode.call(tool, probe_arguments(env, tool, state, rng))
                 outcomes[tool] = "ok" if out.ok else out.error_type
                 if out.ok:
                     break
-        finally:
-            episode.close()
     return outcomes

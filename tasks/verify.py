@@ -15,17 +15,18 @@ class ReplayFailed(RuntimeError):
     """A reference solution that does not execute on its initial state."""
 
 
-def replay(env: Environment, state: State, calls: list[ToolCall]) -> State:
-    """The state `calls` leave when run in order on an episode created from `state`."""
-    episode = env.create_episode(state=state)
-    try:
-        for step, call in enumerate(calls, 1):
-            out = episode.call(call.tool, call.arguments)
-            if not out.ok:
-                raise ReplayFailed(f"step {step} ({call.tool}) failed: {out.error_type}: {out.error}")
-        return episode.state()
-    finally:
-        episode.close()
+def replay(env: Environment, state: State, calls: list[ToolCall], times: int = 1) -> list[State]:
+    """The state `calls` leave when run in order on an episode of `state`, `times` times over."""
+    finals = []
+    with env.create_episode(state=state) as episode:
+        for _ in range(times):
+            episode.reset()
+            for step, call in enumerate(calls, 1):
+                out = episode.call(call.tool, call.arguments)
+                if not out.ok:
+                    raise ReplayFailed(f"step {step} ({call.tool}) failed: {out.error_type}: {out.error}")
+            finals.append(episode.state())
+    return finals
 
 
 def effect(schema: DBSchema, before: State, after: State, ignore: set[tuple[str, str]] = frozenset()) -> dict:
