@@ -8,10 +8,12 @@ task, `noop` less than 1.0 on every task, `replay` its recorded rewards; a viola
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
-from rollouts.evaluate import BUILTIN, EvalConfig, RunMismatch, evaluate, replay_rewards, replay_transcript
+from rollouts.evaluate import (BUILTIN, EvalConfig, RunMismatch, evaluate, mcp_server, replay_rewards,
+                               replay_transcript)
 from rollouts.trajectory import Limits
 
 
@@ -85,26 +87,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {domain_dir.name} has no tasks (domains/{domain_dir.name}/tasks/*.json)", file=sys.stderr)
         return 2
     problems = []
-    for agent in agents:
-        config = EvalConfig(domain=str(domain_dir), agent=agent, model=args.model if agent == "llm" else None,
-                            user_model=args.user_model if agent == "llm" else None, k=args.trials,
-                            concurrency=args.concurrency, via=args.via, url=args.url,
-                            limits=Limits(max_turns=args.max_turns, max_tool_calls=args.max_tool_calls),
-                            tasks=args.tasks.split(",") if args.tasks else None, run_id=args.run_id,
-                            runs_dir=args.runs_dir, workers=args.workers)
-        try:
-            run_dir, summary = evaluate(config)
-        except (RunMismatch, FileNotFoundError, ValueError) as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print(f"\ninterrupted: finished episodes are kept; run the same command again to resume", file=sys.stderr)
-            return 130
-        curve = " ".join(f"pass^{k}={v:.3f}" for k, v in summary["pass^k"].items())
-        print(f"{agent}: {summary['episodes']} episodes, {summary['tasks']} tasks, average reward "
-              f"{summary['average_reward']:.3f}, {curve}, tokens {summary['tokens']['total']:,} -> {run_dir}/report.md")
-        if agent in BUILTIN:
-            problems += check_builtin(agent, summary, domain_dir)
+    with contextlib.ExitStack() as stack:
+        url = args.url
+        if args.via == "mcp" and not url:  # one server for every agent of this command
+            url = stack.enter_context(mcp_server(domain_dir, args.workers))
+        for agent in agents:
+            config = EvalConfig(domain=str(domain_dir), agent=agent, model=args.model if agent == "llm" else None,
+                                user_model=args.user_model if agent == "llm" else None, k=args.trials,
+                                concurrency=args.concurrency, via=args.via, url=url,
+                                limits=Limits(max_turns=args.max_turns, max_tool_calls=args.max_tool_calls),
+                                tasks=args.tasks.split(",") if args.tasks else None, run_id=args.run_id,
+                                runs_dir=args.runs_dir, workers=args.workers)
+            try:
+                run_dir, summary = evaluate(config)
+            except (RunMismatch, FileNotFoundError, ValueError) as error:
+                print(f"error: {error}", file=sys.stderr)
+                return 2
+            except KeyboardInterrupt:
+                print("\ninterrupted: finished episodes are kept; run the same command again to resume",
+                      file=sys.stderr)
+                return 130
+            curve = " ".join(f"pass^{k}={v:.3f}" for k, v in summary["pass^k"].items())
+            print(f"{agent}: {summary['episodes']} episodes, {summary['tasks']} tasks, average reward "
+                  f"{summary['average_reward']:.3f}, {curve}, tokens {summary['tokens']['total']:,} "
+                  f"-> {run_dir}/report.md")
+            if summary["config"].get("changed_prompts"):
+                print(f"note: {summary['config']['changed_prompts']} recorded steps were recorded for other prompts "
+                      f"(the domain or the prompts changed); `python -m rollouts.record {domain_dir.name}` "
+                      f"re-records them", file=sys.stderr)
+            if agent in BUILTIN:
+                problems += check_builtin(agent, summary, domain_dir)
     for problem in problems:
         print(f"FAIL {problem}", file=sys.stderr)
     return 1 if problems else 0

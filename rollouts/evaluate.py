@@ -87,6 +87,11 @@ class Players:
     user: User
     tasks: list[str] | None  # the tasks this agent can play (replay: the recorded ones)
     transcript: Transcript | None = None  # recorded to the run folder (model runs)
+    llms: tuple[LLM, ...] = ()
+
+    def changed_prompts(self) -> int:
+        """Replayed steps whose recorded prompt differs from the one asked now."""
+        return sum(len(set(llm.changed_prompts)) for llm in set(self.llms))
 
 
 def players(config: EvalConfig, domain_dir: Path, run_dir: Path, executor) -> Players:
@@ -101,14 +106,14 @@ def players(config: EvalConfig, domain_dir: Path, run_dir: Path, executor) -> Pl
         llm = LLM(None, Transcript(path))
         recorded = sorted({e["item"].rsplit("@", 1)[0] for e in llm.transcript.entries.values()})
         return Players(LLMAgent(llm, "replay", executor, fixed_trial=0),
-                       LLMUser(llm, domain_dir.name, "replay-user", executor, fixed_trial=0), recorded)
+                       LLMUser(llm, domain_dir.name, "replay-user", executor, fixed_trial=0), recorded, llms=(llm,))
     if not config.model:
         raise ValueError("the llm agent needs a model: MODEL=<litellm model> (or AGENT=reference|noop|replay)")
     transcript = Transcript(run_dir / "transcript.jsonl")
     agent_llm = LLM(backend_for(config.model), transcript, concurrency=config.concurrency)
     user_llm = LLM(backend_for(config.user_model or config.model), transcript, concurrency=config.concurrency)
     return Players(LLMAgent(agent_llm, "llm", executor), LLMUser(user_llm, domain_dir.name, "llm-user", executor),
-                   None, transcript)
+                   None, transcript, (agent_llm, user_llm))
 
 
 def load_done(path: Path) -> list[dict]:
@@ -276,8 +281,8 @@ def evaluate(config: EvalConfig) -> tuple[Path, dict]:
         progress.close()
         executor.shutdown(wait=False, cancel_futures=True)
     records = [r for r in load_done(path) if r["task_id"] in set(tasks)]
-    summary = write_report(records, {**identity, "run_id": run_dir.name, "tasks_skipped": _skipped(play, domain_dir)},
-                           run_dir)
+    summary = write_report(records, {**identity, "run_id": run_dir.name, "tasks_skipped": _skipped(play, domain_dir),
+                                     "changed_prompts": play.changed_prompts()}, run_dir)
     return run_dir, summary
 
 
