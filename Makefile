@@ -40,6 +40,11 @@ domain: env
 graph: env
 	$(PY) -m graph "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
+# The task stage alone: N task slots (default 48), SEED (default 1); see tasks/.
+.PHONY: tasks
+tasks: env
+	$(PY) -m tasks "$(NAME)" $(if $(N),--n $(N)) $(if $(SEED),--seed $(SEED)) $(if $(MODEL),--model $(MODEL))
+
 verify: env
 	$(PY) -m pytest -q domains/$(NAME)/tests
 

@@ -43,7 +43,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.model and not (out / ".checkpoints.sqlite").exists():
         transcript.entries.clear()  # a new recording replaces the old one
     llm = LLM(backend_for(args.model), transcript)
-    return execute(Run(args.name, out, llm, concurrency=args.concurrency, with_graph=not args.no_graph), args.fresh)
+    code = execute(Run(args.name, out, llm, concurrency=args.concurrency, with_graph=not args.no_graph), args.fresh)
+    if code == 0 and not args.no_graph:
+        from tasks.__main__ import after_domain  # the task stage, with its own transcript
+
+        code = after_domain(args.name, args.model)
+    return code
 
 
 def execute(run: Run, fresh: bool = False) -> int:

@@ -1,0 +1,39 @@
+"""Task-build time and tokens per task for job_seeking, offline: `python -m bench tasks`.
+
+The task stage replays its recorded transcript in a copy of the domain folder, so the time is
+the stage's own work: confined chain programs, runtime episodes, distractor checks, probes and
+the reward both ways. Tokens are those the recorded answers cost when they were made.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from agents.llm import LLM, Transcript
+from tasks.__main__ import run_stage
+
+ROOT = Path(__file__).resolve().parent.parent
+SCALEENV_TOKENS = 93_200  # ScaleEnv, table of token costs: task generation per task
+AIM = 31_000
+
+
+def main() -> None:
+    source = ROOT / "domains" / "job_seeking"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "job_seeking"
+        shutil.copytree(source, out, ignore=shutil.ignore_patterns("task_*.json", ".embeddings", "*.svg"))
+        llm = LLM(None, Transcript(out / "tasks" / "transcript.jsonl"))
+        started = time.perf_counter()
+        summary = run_stage(out, llm, log=lambda _m: None)
+        seconds = time.perf_counter() - started
+    built = summary["built"]
+    print(f"tasks built: {built} verified of {built + summary['dropped']} slots, levels {summary['levels']}")
+    print(f"task-build time: {seconds:.1f} s in all, {seconds / max(built, 1):.2f} s per verified task")
+    print(f"tokens per task: {summary['tokens_per_task']} (aim <= {AIM}; ScaleEnv reports {SCALEENV_TOKENS})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""`python -m tasks NAME [--n N] [--seed S] [--model MODEL]`: the task stage alone (`make tasks`).
+
+Writes domains/NAME/tasks/<id>.json, index.json and README.md (the tasks report), and the task
+counts into report.json. Every LLM exchange goes to domains/NAME/tasks/transcript.jsonl; with no
+model that transcript is replayed, so a bundled domain rebuilds the same bytes offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from agents.llm import LLM, MissingStep, Transcript, backend_for, valid_name
+from domains.spec import DomainSpec
+from graph.model import from_json
+from mcp_servers.runtime import Environment
+from tasks.build import Dropped, Stage, build_task
+from tasks.model import Task
+from tasks.report import write_outputs
+
+DOMAINS = Path(__file__).resolve().parent.parent / "domains"
+DEFAULT_N, DEFAULT_SEED = 48, 1
+
+
+def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None) -> dict:
+    """Build up to `n` tasks for the domain in `out`; returns the summary written to report.json."""
+    log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
+    graph = from_json((out / "graph.json").read_text())
+    started = time.perf_counter()
+    tasks: list[Task] = []
+    dropped: dict[str, list[str]] = {}
+    with Environment(out, workers=2) as env:
+        stage = Stage(spec, graph, llm, env, log=log)
+        for i in range(n):
+            task_id = f"task_{i + 1:03d}"
+            try:
+                task = build_task(stage, task_id, i, seed)
+            except Dropped as drop:
+                dropped.setdefault(drop.reason, []).append(task_id)
+                log(f"{task_id}: dropped ({drop.reason}): {drop.detail.splitlines()[0]}")
+                continue
+            tasks.append(task)
+            log(f"{task_id}: verified, level {task.metadata.complexity_level}, {len(task.reference_solution)} calls, "
+                f"{task.metadata.distractor_rows} distractor rows, {task.metadata.tokens} tokens")
+    return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started)
+
+
+def after_domain(name: str, model: str | None) -> int:
+    """The task stage as the last stage of `make domain`: skipped when there is neither a model nor
+    a recorded task transcript to replay."""
+    if not model and not (DOMAINS / name / "tasks" / "transcript.jsonl").exists():
+        print(f"worldsmith: no task transcript for {name!r} and no model: task stage skipped", file=sys.stderr)
+        return 0
+    return main([name] + (["--model", model] if model else []))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tasks", description=__doc__)
+    parser.add_argument("name")
+    parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"task slots to try (default {DEFAULT_N})")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--model", default=None, help="litellm model string; without it the transcript is replayed")
+    args = parser.parse_args(argv)
+    out = DOMAINS / args.name
+    if not valid_name(args.name) or not (out / "graph.json").is_file():
+        print(f"worldsmith: no built domain {args.name!r} with a tool graph: run `make domain NAME={args.name}` first",
+              file=sys.stderr)
+        return 2
+    transcript_path = out / "tasks" / "transcript.jsonl"
+    if not args.model and not transcript_path.exists():
+        print(f"worldsmith: no recorded task transcript for {args.name!r}; set MODEL=<litellm model> to synthesize "
+              "tasks", file=sys.stderr)
+        return 2
+    transcript = Transcript(transcript_path)
+    if args.model:
+        transcript.entries.clear()
+    llm = LLM(backend_for(args.model), transcript)
+    try:
+        summary = run_stage(out, llm, args.n, args.seed)
+    except MissingStep as error:
+        print(f"worldsmith: task replay stopped: {error}. Re-record with MODEL=<litellm model>.", file=sys.stderr)
+        return 1
+    finally:
+        if not llm.replaying:
+            transcript.save()
+    print(f"worldsmith: {summary['built']} tasks verified, {summary['dropped']} dropped, "
+          f"{summary['tokens_per_task']} tokens per task", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

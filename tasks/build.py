@@ -1,0 +1,244 @@
+"""The task stage: seed chains from the tool graph grown into verified tasks (ScaleEnv 4.2).
+
+Per task: (1) the model writes the seed chain as a program, run in confinement against the
+runtime; (2) it writes the initial state, checked for entity consistency and by executing the
+program on it, failures fed back; (3) Faker distractors, each group kept only when the program's
+effect is the same with it; (4) K(C1), the gated expansion rounds and the top-up to 20 tools,
+every subgraph tool probed on the state; (5) instruction and user profile from the executed
+calls, refused when they leak an identifier; (6) reward spec by rules, the model only for
+columns the rules leave open; (7) reward 1 after replaying the reference solution and below 1
+on the untouched state. What fails is repaired while attempts last, otherwise dropped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import networkx as nx
+
+from agents.llm import LLM, LLMError, StepKey
+from domains.spec import DomainSpec, State
+from graph.sampler import sample_chain, validate_chain
+from mcp_servers.runtime import EpisodeError, Environment
+from tasks import expand
+from tasks.execute import ChainRun, run_chain
+from tasks.model import Expansion, Task, TaskMetadata
+from tasks.prompts import SYSTEM, ChainProgram, Gate, InitialState, Instruction, Policies
+from tasks.prompts import chain_prompt, gate_prompt, instruction_prompt, policies_prompt, state_prompt
+from tasks.state import check_state, distractors, merge
+from tasks.verify import ReplayFailed, effect, replay, reward
+from verification.reward import default_reward_spec
+
+CHAIN_LENGTH = {1: 3, 2: 5, 3: 7}
+TAU = 0.5
+MAX_ROUNDS = 2
+NOW = "2025-03-01T09:00:00"  # the DB layer's default episode clock, which every task keeps
+# Free-form string columns: the rules cannot tell a name that must match from a description.
+_IDENTITY = re.compile(r"(^|_)(name|email|phone|title|currency|code)$")
+
+
+class Dropped(Exception):
+    """A task that could not be verified; `reason` is the counted category."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason, self.detail = reason, detail
+
+
+@dataclass
+class Stage:
+    """What a task build needs: the domain, its graph, the gateway, the runtime and g(D)."""
+
+    spec: DomainSpec
+    graph: nx.DiGraph
+    llm: LLM
+    env: Environment
+    feasibility: expand.Feasibility | None = None  # g(D); None: expand.executed_feasibility
+    attempts: int = 3
+    log: Callable[[str], None] = print
+    verified: set[str] = field(default_factory=set)
+
+    def ask(self, item: str, attempt: int, prompt: str, schema):
+        return self.llm.structured(StepKey("tasks", item, attempt), SYSTEM.format(domain=self.spec.name), prompt, schema)
+
+
+def internal_ids(spec: DomainSpec, *states: State) -> set[str]:
+    """Values a user cannot know: primary keys, and anything in a table's generated-id format."""
+    found = set()
+    for state in states:
+        for table in spec.db.tables:
+            pk = table.primary_key.name
+            found |= {str(r[pk]) for r in state.get(table.name, []) if r.get(pk)}
+    return found
+
+
+def leaks(spec: DomainSpec, text: str, ids: set[str]) -> list[str]:
+    shapes = "|".join(re.escape(t.id_prefix) for t in spec.db.tables)
+    found = {i for i in ids if i in text} | set(re.findall(rf"\b(?:{shapes})-\d+\b", text))
+    return sorted(found)
+
+
+def reward_spec(stage: Stage, item: str, before: State, after: State, calls) -> tuple[dict, list[str]]:
+    """Rules first (default_reward_spec: keys and runtime stamps exempt, text semantic, the rest hard);
+    free-form string columns the solution writes are left open by the rules and put to the model."""
+    spec = default_reward_spec(stage.spec.db).model_dump(mode="json")
+    written = {(t, c) for t, ch in effect(stage.spec.db, before, after).items()
+               for c in {c for cols in ch["updated"].values() for c in cols}
+               | {c for row in ch["inserted"] for c, v in json.loads(row).items() if v is not None}}
+    open_cols = sorted(f"{t.name}.{c.name}" for t in stage.spec.db.tables for c in t.columns
+                       if (t.name, c.name) in written and c.type == "string" and not c.choices
+                       and not c.foreign_key and not c.primary_key and not _IDENTITY.search(c.name))
+    if open_cols:
+        answer = stage.ask(f"{item}.reward", 0, policies_prompt(open_cols, calls), Policies)
+        for key in open_cols:
+            table, column = key.split(".", 1)
+            spec["fields"][table][column] = answer.policies.get(key, "hard")
+    return spec, open_cols
+
+
+def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
+    spec, g, env = stage.spec, stage.graph, stage.env
+    level = 1 + index % 3
+    seed_chain = sample_chain(g, seed * 1000 + index, max_len=CHAIN_LENGTH[level])
+    tools = [env.tools[n] for n in sorted(env.tools)]
+    repairs: list[str] = []
+
+    # 1-2: the seed chain as a program, and the initial state it runs on; failures are fed back.
+    feedback = ""
+    for attempt in range(stage.attempts):
+        program = stage.ask(f"{task_id}.chain", attempt, chain_prompt(spec, tools, seed_chain, level, feedback), ChainProgram)
+        core = stage.ask(f"{task_id}.state", attempt, state_prompt(spec, program, NOW, feedback), InitialState).rows
+        problems = check_state(spec.db, core)
+        if problems:
+            feedback = "the initial state is inconsistent:\n" + "\n".join(problems[:12])
+        else:
+            feedback, run, core, after = _execute(stage, core, program.code)
+        if not feedback:
+            break
+        repairs.append(f"attempt {attempt}: {feedback.splitlines()[0]}")
+        stage.log(f"{task_id}: {feedback.splitlines()[0]}")
+    else:
+        raise Dropped("chain", feedback)
+    target = effect(spec.db, core, after)
+    if not target:
+        raise Dropped("satisfied", "the goal changes nothing: the initial state already satisfies it")
+
+    # 3: distractors, each group kept only if the program's effect stays the same with it.
+    groups = distractors(spec.db, core, level, seed * 1000 + index, datetime.fromisoformat(NOW).date())
+    kept, rejected = _orthogonal(stage, core, program.code, target, groups)
+    if not kept:
+        raise Dropped("distractors", "no distractor group leaves the outcome unchanged")
+    initial = merge(core, *kept)
+    problems = check_state(spec.db, initial)
+    if problems:
+        raise Dropped("distractors", problems[0])
+    error, run, initial, expected = _execute(stage, initial, program.code)
+    if error or effect(spec.db, initial, expected) != target:
+        raise Dropped("distractors", error or "the distractors change the outcome together")
+
+    # 4: K(C1), gated chain expansion, top-up to MIN_TOOLS, probes.
+    chain = run.tools
+    h = expand.closure(g, chain)
+    chains, rounds, aux = [chain], [], []
+    p = feasibility = 0.0
+    for n in range(MAX_ROUNDS):
+        remaining = set(expand.model.tools(g)) - h
+        if not remaining:
+            break
+        feasibility = (stage.feasibility(g, remaining, seed * 1000 + index, initial) if stage.feasibility else
+                       expand.executed_feasibility(env, g, remaining, seed * 1000 + index, initial))
+        c = expand.complexity(g, h)
+        p = stage.ask(f"{task_id}.gate", n, gate_prompt(len(remaining), c, feasibility, sorted(h)), Gate).p
+        proposal = expand.auxiliary_chain(g, remaining, seed * 1000 + index + n)
+        joined = p >= TAU and bool(proposal)
+        rounds.append(Expansion(remaining_tools=len(remaining), complexity=c, feasibility=feasibility, p=p, tau=TAU,
+                                chain=proposal, joined=joined))
+        if not joined:
+            break
+        chains.append(proposal)
+        h |= expand.closure(g, proposal)
+    for n in range(10):
+        remaining = set(expand.model.tools(g)) - h
+        if len(h) >= expand.MIN_TOOLS or not remaining:
+            break
+        extra = expand.auxiliary_chain(g, remaining, seed * 7919 + index * 31 + n) or sorted(remaining)[:1]
+        aux.append(extra)
+        h |= expand.closure(g, extra)
+    probes = expand.probe(env, h, initial, seed * 1000 + index)
+
+    # 5: instruction and user profile, from the executed calls only; no identifier may leak.
+    ids = internal_ids(spec, initial, expected)
+    feedback = ""
+    for attempt in range(stage.attempts):
+        said = stage.ask(f"{task_id}.instruction", attempt, instruction_prompt(run.calls, run.results, feedback), Instruction)
+        leaked = leaks(spec, said.instruction + json.dumps(said.user_profile), ids)
+        if not leaked:
+            break
+        feedback = f"it names internal identifiers the user cannot know: {', '.join(leaked)}"
+        repairs.append(f"instruction attempt {attempt}: {feedback}")
+    else:
+        raise Dropped("instruction", feedback)
+
+    # 6-7: reward spec, then the reward both ways through the runtime.
+    policies, _ = reward_spec(stage, task_id, initial, expected, run.calls)
+    try:
+        ground, final = replay(env, initial, run.calls, times=2)
+    except ReplayFailed as failure:
+        raise Dropped("replay", str(failure)) from None
+    before = reward(spec.db, initial, initial, ground, policies)
+    after = reward(spec.db, initial, final, ground, policies)
+    if before >= 1.0:
+        raise Dropped("satisfied", "the untouched initial state already earns reward 1")
+    if after < 1.0:
+        raise Dropped("reward", f"replaying the reference solution earns {after:.3f}")
+
+    tokens = sum(e["usage"]["prompt_tokens"] + e["usage"]["completion_tokens"]
+                 for k, e in stage.llm.transcript.entries.items() if k.startswith(f"tasks/{task_id}."))
+    metadata = TaskMetadata(
+        seed=seed, complexity_level=level, seed_chain=seed_chain, chain=chain, chains=chains,
+        subgraph_nodes=sorted(h), subgraph_edges=expand.edges_within(g, h), complexity=expand.complexity(g, h),
+        feasibility=feasibility, p=p, expansions=rounds, auxiliary_chains=aux, probes=probes,
+        distractor_rows=sum(len(rows) for grp in kept for rows in grp.values()), distractors_rejected=rejected,
+        repairs=repairs, reward_before=round(before, 4), tokens=tokens)
+    return Task(id=task_id, instruction=said.instruction, user_profile=said.user_profile, initial_state=initial,
+                reference_solution=run.calls, reward_spec=policies, metadata=metadata)
+
+
+def _execute(stage: Stage, state: State, code: str) -> tuple[str, ChainRun | None, State, State]:
+    """Run the program on an episode of `state`: (problem or '', run, state as loaded, final state).
+
+    The state as loaded has every column, defaults filled in: effects are measured from it."""
+    try:
+        episode = stage.env.create_episode(state=state)
+    except EpisodeError as error:
+        return f"the initial state does not load: {error}", None, state, {}
+    try:
+        loaded = episode.state()
+        run = run_chain(episode, code)
+        if run.error:
+            return f"the program failed after {len(run.calls)} successful calls: {run.error}", run, loaded, {}
+        problems = validate_chain(stage.graph, run.tools)
+        if problems:
+            return "the chain is not sound on the tool graph:\n" + "\n".join(problems), run, loaded, {}
+        return "", run, loaded, episode.state()
+    finally:
+        episode.close()
+
+
+def _orthogonal(stage: Stage, core: State, code: str, target: dict, groups: list[State]) -> tuple[list[State], int]:
+    """The distractor groups with which the program still has exactly `target` as its effect."""
+    def same(extra: list[State]) -> bool:
+        state = merge(core, *extra)
+        if check_state(stage.spec.db, state):
+            return False
+        error, _, loaded, after = _execute(stage, state, code)
+        return not error and effect(stage.spec.db, loaded, after) == target
+
+    if same(groups):
+        return groups, 0
+    kept = [grp for grp in groups if same([grp])]
+    return kept, len(groups) - len(kept)

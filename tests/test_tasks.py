@@ -1,0 +1,159 @@
+"""The task stage, step by step, with scripted model answers on the bundled job_seeking domain."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from agents.llm import LLM, ScriptedBackend, Transcript
+from domains.spec import DomainSpec
+from graph.model import from_json
+from mcp_servers.runtime import Environment
+from tasks import expand
+from tasks.build import Dropped, Stage, _execute, _orthogonal, build_task, effect
+from tasks.execute import run_chain
+from tasks.model import SCHEMA_PATH, json_schema
+from tasks.state import check_state, distractors, merge
+
+ROOT = Path(__file__).resolve().parent.parent
+DOMAIN = ROOT / "domains" / "job_seeking"
+SPEC = DomainSpec.model_validate_json((DOMAIN / "spec.json").read_text())
+GRAPH = from_json((DOMAIN / "graph.json").read_text())
+
+APP = {"application_id": "APP-0001", "applicant_name": "Ana Ruiz", "email": "ana@example.com", "job_title": "Data Engineer",
+       "company_name": "Lumen", "status": "submitted", "created_at": "2025-02-10T10:00:00"}
+FIND = 'app = call("search_apps_by_keyword", keyword="Lumen")["applications"][0]\n'
+PRIORITY = FIND + 'call("set_application_priority", application_id=app["application_id"], priority_level=4)\n'
+APPLY = ('app = call("create_job_application", applicant_name="Ana Ruiz", email="ana@example.com", '
+         'job_title="Analyst", company_name="Orbit")\n'
+         'call("upload_resume", application_id=app["application_id"], resume_content="Ana Ruiz, analyst", resume_format="pdf")\n'
+         'call("submit_application", application_id=app["application_id"])\n')
+SAID = {"draft": "Set the priority of my Data Engineer application at Lumen to 4.",
+        "instruction": "Make my Lumen data engineer application a priority 4.",
+        "user_profile": {"name": "Ana Ruiz", "known_info": ["Lumen", "Data Engineer", "4"]}}
+
+
+@pytest.fixture(scope="module")
+def env():
+    with Environment(DOMAIN, workers=1) as environment:
+        yield environment
+
+
+def stage(env, answers: dict) -> Stage:
+    gates = {f"tasks/t.gate/{n}": {"p": 0.2, "reason": "saturated"} for n in range(3)}
+    llm = LLM(ScriptedBackend({**gates, **answers}), Transcript(Path("/dev/null")), max_reasks=0)
+    return Stage(SPEC, GRAPH, llm, env, log=lambda _m: None)
+
+
+def test_a_chain_that_fails_execution_is_fed_back_and_repaired(env):
+    broken = APPLY.replace('call("upload_resume"', 'call("submit_application", application_id=app["application_id"])\n'
+                                                   'call("upload_resume"')
+    task = build_task(stage(env, {
+        "tasks/t.chain/0": {"goal": "apply", "code": broken}, "tasks/t.state/0": {"rows": {}},
+        "tasks/t.chain/1": {"goal": "apply", "code": APPLY}, "tasks/t.state/1": {"rows": {}},
+        "tasks/t.instruction/0": {**SAID, "instruction": "Apply to Orbit as an analyst with my resume."},
+    }), "t", 1, 1)
+    assert "PreconditionFailed" in task.metadata.repairs[0]
+    assert [c.tool for c in task.reference_solution] == ["create_job_application", "upload_resume", "submit_application"]
+    assert task.metadata.distractor_rows > 0 and task.metadata.reward_before < 1.0
+
+
+def test_a_dangling_foreign_key_is_caught_and_repaired(env):
+    note = {"note_id": "NOTE-0001", "application_id": "APP-0009", "note_content": "called", "note_type": "general",
+            "created_at": "2025-02-11T10:00:00"}
+    assert any("APP-0009" in p and "does not resolve" in p
+               for p in check_state(SPEC.db, {"job_application": [APP], "application_note": [note]}))
+    task = build_task(stage(env, {
+        "tasks/t.chain/0": {"goal": "priority", "code": PRIORITY},
+        "tasks/t.state/0": {"rows": {"job_application": [APP], "application_note": [note]}},
+        "tasks/t.chain/1": {"goal": "priority", "code": PRIORITY},
+        "tasks/t.state/1": {"rows": {"job_application": [APP]}},
+        "tasks/t.instruction/0": SAID,
+    }), "t", 0, 1)
+    assert "inconsistent" in task.metadata.repairs[0]
+    assert task.initial_state["job_application"][0]["application_id"] == "APP-0001"
+
+
+def test_a_distractor_that_would_change_the_outcome_is_rejected(env):
+    # The program raises the priority of every submitted application: a submitted distractor changes its effect.
+    code = ('for a in call("list_applications", status="submitted")["applications"]:\n'
+            '    call("set_application_priority", application_id=a["application_id"], priority_level=5)\n')
+    core = {"job_application": [APP]}
+    s = stage(env, {})
+    _, _, loaded, after = _execute(s, core, code)
+    target = effect(SPEC.db, loaded, after)
+    harmless = {"job_application": [{**APP, "application_id": "APP-0002", "company_name": "Quill", "status": "rejected"}]}
+    harmful = {"job_application": [{**APP, "application_id": "APP-0003", "company_name": "Nimbus"}]}
+    kept, rejected = _orthogonal(s, core, code, target, [harmless, harmful])
+    assert kept == [harmless] and rejected == 1
+
+
+def test_generated_distractors_are_schema_valid_and_scale_with_complexity():
+    from datetime import date
+    counts = []
+    for level in (1, 2, 3):
+        groups = distractors(SPEC.db, {"job_application": [APP]}, level, 7, date(2025, 3, 1))
+        state = merge({"job_application": [APP]}, *groups)
+        assert check_state(SPEC.db, state) == []
+        counts.append(len(state["job_application"]))
+    assert counts[0] < counts[1] < counts[2]
+
+
+def test_a_task_whose_initial_state_already_satisfies_the_goal_is_dropped(env):
+    with pytest.raises(Dropped) as dropped:
+        build_task(stage(env, {
+            "tasks/t.chain/0": {"goal": "look", "code": FIND + 'call("get_application_details", '
+                                                              'application_id=app["application_id"])\n'},
+            "tasks/t.state/0": {"rows": {"job_application": [APP]}},
+        }), "t", 0, 1)
+    assert dropped.value.reason == "satisfied"
+
+
+def test_an_instruction_that_leaks_an_internal_identifier_is_rejected(env):
+    leaky = {**SAID, "instruction": "Set APP-0001 to priority 4."}
+    base = {"tasks/t.chain/0": {"goal": "priority", "code": PRIORITY},
+            "tasks/t.state/0": {"rows": {"job_application": [APP]}}}
+    task = build_task(stage(env, {**base, "tasks/t.instruction/0": leaky, "tasks/t.instruction/1": SAID}), "t", 0, 1)
+    assert "APP-0001" in task.metadata.repairs[-1] and "APP-" not in task.instruction
+    with pytest.raises(Dropped) as dropped:
+        build_task(stage(env, {**base, **{f"tasks/t.instruction/{n}": leaky for n in range(3)}}), "t", 0, 1)
+    assert dropped.value.reason == "instruction"
+
+
+def test_chain_programs_run_confined(env):
+    episode = env.create_episode(state={})
+    try:
+        assert "not allowed" in run_chain(episode, "import os\nos.system('true')").error
+        assert "longer than" in run_chain(episode, "while True:\n    pass\n", timeout=1.0).error
+        out = run_chain(episode, "open('/etc/passwd')")
+        assert out.error and not out.calls
+    finally:
+        episode.close()
+
+
+def test_dependency_aware_expansion_only_adds_tools_whose_inputs_are_produced_inside():
+    chain = ["create_job_application", "schedule_interview"]
+    h = expand.closure(GRAPH, chain)
+    assert set(chain) <= h
+    for tool in h - set(chain):
+        assert all(set(expand.model.producers(GRAPH, p)) & h for p in expand.needs(GRAPH, tool))
+    edges = expand.edges_within(GRAPH, h)
+    assert expand.complexity(GRAPH, h) == round((len(h) + 0.5 * len(edges)) / 50, 4)
+
+
+def test_the_published_schema_is_current_and_every_bundled_task_follows_it():
+    assert SCHEMA_PATH.read_text() == json_schema()
+    schema = json.loads(SCHEMA_PATH.read_text())
+    files = sorted((DOMAIN / "tasks").glob("task_*.json"))
+    levels = set()
+    for path in files:
+        task = json.loads(path.read_text())
+        jsonschema.validate(task, schema)
+        assert task["metadata"]["distractor_rows"] > 0
+        levels.add(task["metadata"]["complexity_level"])
+    assert len(files) >= 40 and len(levels) >= 3
+    report = json.loads((DOMAIN / "report.json").read_text())
+    assert report["tasks"]["built"] == len(files)
