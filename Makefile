@@ -16,7 +16,7 @@ export TOKENIZERS_PARALLELISM := false
 # otherwise from the PyTorch CPU index; never the CUDA build from PyPI.
 TORCH_SOURCE := $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),--extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
 
-.PHONY: env confinement domain graph verify test bench serve eval clean-env
+.PHONY: env trainers-env confinement domain graph verify test bench serve eval clean-env
 
 env: $(VENV)/.installed confinement
 
@@ -26,6 +26,15 @@ confinement:
 	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 		&& apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; } \
 		|| echo "note: bubblewrap (bwrap) is not installed and could not be installed here; generated code runs under Landlock and seccomp without namespaces (see README, Confinement)" >&2
+
+# Trainer libraries (verifiers, openenv-core, datasets, skyrl-gym) live in their own environment:
+# they pin mcp and fastmcp versions the core does not use, and the core never imports them.
+TRAINERS_VENV := .venv-trainers
+trainers-env: $(TRAINERS_VENV)/.installed
+$(TRAINERS_VENV)/.installed: requirements-trainers.lock $(VENV)/.installed
+	$(PYTHON) -m venv $(TRAINERS_VENV)
+	$(UV) pip install --python $(TRAINERS_VENV)/bin/python --compile-bytecode -r requirements-trainers.lock
+	touch $@
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,7 +57,7 @@ tasks: env
 verify: env
 	$(PY) -m pytest -q domains/$(NAME)/tests
 
-test: env
+test: env trainers-env
 	$(PY) -m pytest -n 2
 
 bench: env
