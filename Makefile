@@ -74,5 +74,11 @@ EVAL_ARGS = $(if $(MODEL),--model $(MODEL)) $(if $(USER_MODEL),--user-model $(US
 eval: env
 	$(PY) -m rollouts "$(NAME)" -k $(K) --concurrency $(CONCURRENCY) $(strip $(EVAL_ARGS))
 
+# Tasks in trainers' formats: FORMAT=hf|verl|skyrl|tau2|awm|all, into exports/<name>/<format>/ (or OUT/<format>/).
+FORMAT ?= all
+.PHONY: export
+export: env trainers-env
+	$(PY) -m export "$(NAME)" --format $(FORMAT) $(if $(OUT),--out $(OUT)) $(if $(BASE_URL),--base-url $(BASE_URL))
+
 clean-env:
 	rm -rf $(VENV)

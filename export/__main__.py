@@ -1,0 +1,61 @@
+"""python -m export NAME --format hf|verl|skyrl|tau2|awm|all [--out DIR] [--base-url URL]
+
+Writes exports/<name>/<format>/ (or DIR/<format>/ with --out) and prints each file written and
+the seconds each format took. Exit status 2 when the domain cannot be exported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from export import FORMATS, awm, hf, skyrl, tau2, verl
+from export.source import DEFAULT_BASE_URL, ExportError, read_domain
+
+WRITERS = {"hf": hf.export, "verl": verl.export, "skyrl": skyrl.export, "tau2": tau2.export, "awm": awm.export}
+
+
+def run(name: str, formats: list[str], out: Path | None = None, base_url: str = DEFAULT_BASE_URL) -> dict[str, list[Path]]:
+    """Export `formats` of domain `name`; each format's folder is replaced, never merged."""
+    source = read_domain(name)
+    root = out or Path("exports") / source.name
+    written = {}
+    for fmt in formats:
+        folder = root / fmt
+        if folder.exists():
+            shutil.rmtree(folder)
+        started = time.perf_counter()
+        written[fmt] = WRITERS[fmt](source, folder, base_url=base_url)
+        print(f"{fmt}: {len(source.tasks)} tasks, {len(written[fmt])} files in {folder} "
+              f"({time.perf_counter() - started:.2f} s)", file=sys.stderr)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m export", description=__doc__.split("\n\n")[1])
+    parser.add_argument("name", help="a built domain under domains/, or a path to one")
+    parser.add_argument("--format", default="all", choices=[*FORMATS, "all"])
+    parser.add_argument("--out", type=Path, help="folder for the formats (default exports/<name>)")
+    parser.add_argument("--base-url", default=DEFAULT_BASE_URL,
+                        help="the worldsmith HTTP server verl and SkyRL rows point at (default %(default)s)")
+    args = parser.parse_args(argv)
+    if not args.base_url.startswith(("http://", "https://")):
+        parser.error(f"--base-url must be an http(s) URL, got {args.base_url!r}")
+    started = time.perf_counter()
+    try:
+        written = run(args.name, list(FORMATS) if args.format == "all" else [args.format], args.out, args.base_url)
+    except ExportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for paths in written.values():
+        for path in paths:
+            print(path)
+    print(f"exported in {time.perf_counter() - started:.2f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

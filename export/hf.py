@@ -1,0 +1,72 @@
+"""A Hugging Face `datasets` dataset of the domain's tasks: data/train.parquet and data/train.jsonl.
+
+One row per task. Nested values whose keys differ from task to task (states, arguments, the
+reward spec, the tools) are JSON strings, so parquet does not widen them into sparse structs;
+`prompt` is a list of chat messages. The dataset card's `configs` make
+`datasets.load_dataset(<folder>)` read the parquet file, and the `jsonl` config the JSONL one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from export.files import dumps, write_json, write_jsonl, write_parquet
+from export.source import DomainSource
+
+CARD = """---
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: data/train.parquet
+- config_name: jsonl
+  data_files:
+  - split: train
+    path: data/train.jsonl
+---
+# {name}: worldsmith tasks
+
+{description}
+
+{count} verifiable tasks over {tools} verified tools. Each row: `prompt` (the system message and
+the user's request, as the agent first sees them), `tools` (OpenAI function schemas, JSON), `policy`,
+`user_profile` (for a simulated user, JSON), and for the reward side only: `initial_state`,
+`reference_solution`, `reward_spec` (JSON). Replaying `reference_solution` on `initial_state` gives
+the ground-truth state; the reward compares an episode's final state with it under `reward_spec`'s
+field policies (exempt, hard, semantic).
+
+```python
+from datasets import load_dataset
+tasks = load_dataset("path/to/this/folder", split="train")
+```
+"""
+
+
+def row(source: DomainSource, task) -> dict:
+    return {
+        "id": task.id,
+        "domain": source.name,
+        "instruction": task.instruction,
+        "prompt": source.prompt(task),
+        "tools": dumps(source.tools),
+        "policy": source.policy,
+        "user_profile": dumps(task.user_profile),
+        "initial_state": dumps(source.full_state(task.initial_state)),
+        "now": task.now,
+        "reference_solution": dumps([call.model_dump() for call in task.reference_solution]),
+        "reward_spec": dumps(task.reward_spec),
+        "complexity_level": task.metadata.complexity_level if task.metadata else None,
+        "metadata": dumps(task.metadata.model_dump() if task.metadata else None),
+    }
+
+
+def export(source: DomainSource, out: Path, **_options) -> list[Path]:
+    rows = [row(source, task) for task in source.tasks]
+    jsonl = write_jsonl(out / "data" / "train.jsonl", rows)
+    card = out / "README.md"
+    card.write_text(CARD.format(name=source.name, description=source.spec.description, count=len(rows),
+                                tools=len(source.tools)))
+    policy = out / "policy.md"
+    policy.write_text(source.policy)
+    return [write_parquet(out / "data" / "train.parquet", jsonl), jsonl, card, policy,
+            write_json(out / "tools.json", source.tools)]
