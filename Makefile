@@ -31,9 +31,10 @@ confinement:
 # they pin mcp and fastmcp versions the core does not use, and the core never imports them.
 TRAINERS_VENV := .venv-trainers
 trainers-env: $(TRAINERS_VENV)/.installed
-$(TRAINERS_VENV)/.installed: requirements-trainers.lock $(VENV)/.installed
+$(TRAINERS_VENV)/.installed: requirements-trainers.lock requirements-tau2.lock $(VENV)/.installed
 	$(PYTHON) -m venv $(TRAINERS_VENV)
 	$(UV) pip install --python $(TRAINERS_VENV)/bin/python --compile-bytecode -r requirements-trainers.lock
+	$(UV) pip install --python $(TRAINERS_VENV)/bin/python --compile-bytecode --no-deps -r requirements-tau2.lock
 	touch $@
 
 $(VENV)/.installed: requirements.lock pyproject.toml

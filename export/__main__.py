@@ -19,16 +19,23 @@ WRITERS = {"hf": hf.export, "verl": verl.export, "skyrl": skyrl.export, "tau2": 
 
 
 def run(name: str, formats: list[str], out: Path | None = None, base_url: str = DEFAULT_BASE_URL) -> dict[str, list[Path]]:
-    """Export `formats` of domain `name`; each format's folder is replaced, never merged."""
+    """Export `formats` of domain `name`; each format's folder is replaced whole, and only once it is complete."""
     source = read_domain(name)
     root = out or Path("exports") / source.name
     written = {}
     for fmt in formats:
-        folder = root / fmt
+        folder, partial = root / fmt, root / f".{fmt}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        started = time.perf_counter()
+        try:
+            paths = WRITERS[fmt](source, partial, base_url=base_url)
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)  # a failed export leaves the previous one as it was
+            raise
         if folder.exists():
             shutil.rmtree(folder)
-        started = time.perf_counter()
-        written[fmt] = WRITERS[fmt](source, folder, base_url=base_url)
+        partial.rename(folder)
+        written[fmt] = [folder / path.relative_to(partial) for path in paths]
         print(f"{fmt}: {len(source.tasks)} tasks, {len(written[fmt])} files in {folder} "
               f"({time.perf_counter() - started:.2f} s)", file=sys.stderr)
     return written

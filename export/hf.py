@@ -3,7 +3,8 @@
 One row per task. Nested values whose keys differ from task to task (states, arguments, the
 reward spec, the tools) are JSON strings, so parquet does not widen them into sparse structs;
 `prompt` is a list of chat messages. The dataset card's `configs` make
-`datasets.load_dataset(<folder>)` read the parquet file, and the `jsonl` config the JSONL one.
+`datasets.load_dataset(<folder>)` read the parquet file; the JSONL file loads with
+`load_dataset("json", data_files=...)`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,6 @@ configs:
   data_files:
   - split: train
     path: data/train.parquet
-- config_name: jsonl
-  data_files:
-  - split: train
-    path: data/train.jsonl
 ---
 # {name}: worldsmith tasks
 
@@ -37,7 +34,8 @@ field policies (exempt, hard, semantic).
 
 ```python
 from datasets import load_dataset
-tasks = load_dataset("path/to/this/folder", split="train")
+tasks = load_dataset("path/to/this/folder", split="train")                       # parquet
+same = load_dataset("json", data_files="path/to/this/folder/data/train.jsonl", split="train")
 ```
 """
 
