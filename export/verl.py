@@ -8,8 +8,8 @@ http`); the episode itself is made per rollout. verl calls `tool.create(create_k
 every tool call, with the same kwargs for every rollout of a row, so the kwargs cannot carry an
 episode id: the trajectory's request id does. The interaction's `start_interaction(request_id,
 **interaction_kwargs)` opens the episode with POST {base_url}/episodes {"task_id", "episode_id":
-request_id}; each tool call goes to {base_url}/episodes/{request_id}/mcp (a tool that runs first
-makes the same POST, and 409 "already exists" means the episode is open); the reward is GET
+request_id}; each tool call (verl hands the tool `agent_data.request_id`) goes to
+{base_url}/episodes/{request_id}/mcp (a tool that runs first makes the same POST, and 409 "already exists" means the episode is open); the reward is GET
 {base_url}/episodes/{request_id}/reward once the episode ends. `reward_model.ground_truth` holds
 the task id and reference solution for the reward side; the kwargs hold no answer.
 """
