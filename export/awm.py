@@ -57,7 +57,7 @@ def ddl(schema: DBSchema) -> list[dict]:
         table = schema.table(name)
         lines = []
         for col in table.columns:
-            parts = [col.name, _SQL_TYPE[col.type]]
+            parts = [f'"{col.name}"', _SQL_TYPE[col.type]]
             if col.primary_key:
                 parts.append("PRIMARY KEY")
             if not col.nullable and not col.primary_key:
@@ -68,10 +68,10 @@ def ddl(schema: DBSchema) -> list[dict]:
                 parts.append("DEFAULT " + literal(col.default))
             if col.foreign_key:
                 ref_table, ref_col = col.foreign_key.split(".", 1)
-                parts.append(f"REFERENCES {ref_table}({ref_col})")
+                parts.append(f'REFERENCES "{ref_table}"("{ref_col}")')
             lines.append("  " + " ".join(parts))
         lines += [f"  CHECK ({check})" for check in column_checks(table)]
-        tables.append({"name": name, "ddl": f"CREATE TABLE {name} (\n" + ",\n".join(lines) + "\n)", "indexes": []})
+        tables.append({"name": name, "ddl": f'CREATE TABLE "{name}" (\n' + ",\n".join(lines) + "\n)", "indexes": []})
     return tables
 
 
@@ -79,8 +79,8 @@ def inserts(schema: DBSchema, state: State) -> list[dict]:
     out = []
     for name in table_order(schema):
         columns = [c.name for c in schema.table(name).columns]
-        statements = [f"INSERT INTO {name} ({', '.join(columns)}) VALUES "
-                      f"({', '.join(literal(row.get(c)) for c in columns)})" for row in state.get(name, [])]
+        into = f'INSERT INTO "{name}" (' + ", ".join(f'"{c}"' for c in columns) + ") VALUES "
+        statements = [into + "(" + ", ".join(literal(row.get(c)) for c in columns) + ")" for row in state.get(name, [])]
         out.append({"table_name": name, "insert_statements": statements})
     return out
 
