@@ -68,18 +68,25 @@ def read_domain(domain: str | Path) -> DomainSource:
     report = folder / "report.json"
     if not report.is_file():
         raise ExportError(f"{folder} has no report.json: the domain was not verified (make domain NAME={folder.name})")
-    verified = set(json.loads(report.read_text())["tools"]["verified"]) & set(tool_sources(folder))
+    try:
+        verified = set(json.loads(report.read_text())["tools"]["verified"]) & set(tool_sources(folder))
+        sample_path = folder / "sample_state.json"
+        sample = json.loads(sample_path.read_text()) if sample_path.is_file() else {}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ExportError(f"{folder} is not a complete domain (report.json, tools.py, sample_state.json): "
+                          f"{type(error).__name__}: {error}") from None
     tools = [openai_function(t) for t in sorted(spec.tools, key=lambda t: t.name) if t.name in verified]
-    sample_path = folder / "sample_state.json"
-    sample = json.loads(sample_path.read_text()) if sample_path.is_file() else {}
     tasks = []
     for path in sorted((folder / "tasks").glob("*.json")):
         if path.name == "index.json":
             continue
         try:
-            tasks.append(Task.model_validate_json(path.read_text()))
+            task = Task.model_validate_json(path.read_text())
         except ValidationError as error:
             raise ExportError(f"{path} is not a valid task: {error}") from None
+        if task.id != path.stem:  # the server finds a task by its file name
+            raise ExportError(f"{path} holds task {task.id!r}; a task file is named for its id")
+        tasks.append(task)
     if not tasks:
         raise ExportError(f"{folder} has no tasks: build them with `make tasks NAME={spec.name}`")
     return DomainSource(spec.name, folder, spec, tools, read_policy(folder), sample, tasks)

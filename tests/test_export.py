@@ -391,6 +391,9 @@ def test_bad_input_is_refused_and_keeps_earlier_exports(tmp_path, exported):
     bad = run(str(broken), "--format", "hf", "--out", str(out))
     assert bad.returncode == 2 and "task_001.json is not a valid task" in bad.stderr
     assert (out / "hf" / "keep.txt").read_text() == "earlier export"
+    (broken / "tasks" / "task_001.json").write_text((ROOT / "domains/job_seeking/tasks/task_002.json").read_text())
+    renamed = run(str(broken), "--format", "hf", "--out", str(out))
+    assert renamed.returncode == 2 and "holds task 'task_002'" in renamed.stderr
     url = run("job_seeking", "--format", "verl", "--base-url", "ftp://x", "--out", str(out))
     assert url.returncode == 2 and "--base-url" in url.stderr
 
