@@ -422,3 +422,20 @@ def test_readme_examples_run(tmp_path):
                               env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / ".hf")})
         assert done.returncode == 0, (snippet, done.stderr[-3000:])
         assert done.stdout.strip()
+
+
+def test_a_failing_writer_leaves_the_previous_export(tmp_path, monkeypatch):
+    import export.__main__ as cli
+
+    def fails(source, out, **_):
+        (out / "data").mkdir(parents=True)
+        (out / "data" / "half.jsonl").write_text("{}\n")
+        raise RuntimeError("disk full")
+
+    (tmp_path / "hf").mkdir()
+    (tmp_path / "hf" / "train.parquet").write_text("earlier export")
+    monkeypatch.setitem(cli.WRITERS, "hf", fails)
+    with pytest.raises(RuntimeError, match="disk full"):
+        cli.run("job_seeking", ["hf"], tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hf"]  # no partial folder left behind
+    assert (tmp_path / "hf" / "train.parquet").read_text() == "earlier export"
