@@ -18,7 +18,7 @@ from mcp_servers.runtime import resolve_domain
 from mcp_servers.schemas import openai_function
 from rollouts.episode import SYSTEM
 from rollouts.sessions import read_policy
-from tasks.model import Task
+from tasks.model import Task, task_ids
 from verification.procedural import tool_sources
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
@@ -77,9 +77,8 @@ def read_domain(domain: str | Path) -> DomainSource:
                           f"{type(error).__name__}: {error}") from None
     tools = [openai_function(t) for t in sorted(spec.tools, key=lambda t: t.name) if t.name in verified]
     tasks = []
-    for path in sorted((folder / "tasks").glob("*.json")):
-        if path.name == "index.json":
-            continue
+    for task_id in task_ids(folder):
+        path = folder / "tasks" / f"{task_id}.json"
         try:
             task = Task.model_validate_json(path.read_text())
         except ValidationError as error:

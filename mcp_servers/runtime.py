@@ -41,7 +41,7 @@ from domains.spec import DomainSpec, State, ToolSchema
 from mcp_servers.pool import EpisodeProcesses, PoolError
 from mcp_servers.sample_state import build_sample_state
 from mcp_servers.schemas import ArgumentError, ArgumentValidator, openai_function, overwrites
-from tasks.model import Task
+from tasks.model import INDEX_FILE, Task, task_ids
 from verification.procedural import tool_sources
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -164,14 +164,13 @@ class Environment:
 
     # -- tasks ---------------------------------------------------------------------------
     def task_ids(self) -> list[str]:
-        folder = self.dir / "tasks"
-        return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+        return task_ids(self.dir)
 
     def task(self, task_id: str) -> Task:
         if not SAFE_ID.match(task_id):
             raise UnknownTask(f"{task_id!r} is not a task id")
         path = self.dir / "tasks" / f"{task_id}.json"
-        if not path.is_file():
+        if not path.is_file() or path.name == INDEX_FILE:
             raise UnknownTask(f"domain {self.name} has no task {task_id!r}")
         return Task.model_validate_json(path.read_text())
 

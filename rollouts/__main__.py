@@ -15,6 +15,7 @@ from pathlib import Path
 from rollouts.evaluate import (BUILTIN, EvalConfig, RunMismatch, evaluate, mcp_server, replay_rewards,
                                replay_transcript)
 from rollouts.trajectory import Limits
+from tasks.model import task_ids
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: the llm agent needs a model: MODEL=<litellm model> (e.g. openai/gpt-4o-mini with "
               "OPENAI_API_KEY set, or API_BASE=<OpenAI-compatible URL>)", file=sys.stderr)
         return 2
-    if not sorted(domain_dir.glob("tasks/*.json")):
+    if not task_ids(domain_dir):
         print(f"error: {domain_dir.name} has no tasks (domains/{domain_dir.name}/tasks/*.json)", file=sys.stderr)
         return 2
     problems = []

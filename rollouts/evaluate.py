@@ -31,6 +31,7 @@ from rollouts.report import write_report
 from rollouts.sessions import InProcessSession, MCPSession, Session, read_policy
 from rollouts.trajectory import Limits, Trajectory
 from rollouts.user import InstructionUser, LLMUser, User
+from tasks.model import task_ids
 
 BUILTIN = ("reference", "noop", "replay")
 
@@ -257,7 +258,7 @@ def evaluate(config: EvalConfig) -> tuple[Path, dict]:
                           f"choose another RUN_ID or remove that folder")
     saved.write_text(json.dumps(identity, indent=1, sort_keys=True) + "\n")
 
-    tasks = sorted(p.stem for p in (domain_dir / "tasks").glob("*.json")) if (domain_dir / "tasks").is_dir() else []
+    tasks = task_ids(domain_dir)
     if config.tasks is not None:
         tasks = [t for t in tasks if t in set(config.tasks)]
     if play.tasks is not None:
@@ -290,4 +291,5 @@ def _skipped(play: Players, domain_dir: Path) -> list[str]:
     """Recorded tasks (replay) the domain does not have."""
     if play.tasks is None:
         return []
-    return [t for t in play.tasks if not (domain_dir / "tasks" / f"{t}.json").is_file()]
+    known = set(task_ids(domain_dir))
+    return [t for t in play.tasks if t not in known]

@@ -76,6 +76,17 @@ class Task(BaseModel):
     metadata: TaskMetadata | None = None
 
 
+INDEX_FILE = "index.json"  # the task stage's summary beside the task files, not a task
+
+
+def task_ids(domain_dir: Path) -> list[str]:
+    """The ids of a domain's task files (domains/<name>/tasks/<id>.json), sorted."""
+    folder = Path(domain_dir) / "tasks"
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.json") if p.name != INDEX_FILE)
+
+
 def json_schema() -> str:
     """The published JSON Schema of a task file, as written to tasks/task.schema.json."""
     schema = Task.model_json_schema()
