@@ -91,6 +91,15 @@ def test_replay_matches_recorded_rewards_and_a_broken_recording_errs_one_episode
     assert "agent/withdraw_figma_infra@0/2" in summary["errors"][0]["error"]
 
 
+def test_the_bundled_job_seeking_recordings_replay_to_their_rewards(tmp_path, capsys):
+    # the authored recordings hold a full success, a partial one and failures: replay must earn each again
+    assert main(["job_seeking", "--agent", "replay", "-k", "1", "--runs-dir", str(tmp_path / "runs")]) == 0
+    report = json.loads((tmp_path / "runs" / "job_seeking" / "replay-k1" / "report.json").read_text())
+    rewards = {task: row["rewards"][0] for task, row in report["per_task"].items()}
+    assert 1.0 in rewards.values() and 0.0 in rewards.values()
+    assert any(0.0 < r < 1.0 for r in rewards.values()) and report["errors"] == []
+
+
 class Capturing(ScriptedBackend):
     """Scripted answers, remembered by prompt for the recorded-answer endpoint."""
 
