@@ -1,0 +1,103 @@
+"""Run under .venv-trainers by tests/test_trainers.py: OpenEnv's own client against the adapter.
+
+    python tests/trainers_openenv_probe.py WORLDSMITH_URL TASKS_DIR
+
+Starts trainers.openenv_server on a free port, then plays every task with the reference
+solution and with nothing over WebSocket (one connection per episode), one task over plain
+HTTP, and prints one JSON object: rewards, and every observation or state that carried a
+reward or done before the episode ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+from openenv import GenericEnvClient
+
+from trainers.openenv_server import create_app
+
+
+def serve(worldsmith_url: str) -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(worldsmith_url), host="127.0.0.1", port=port,
+                                           log_level="critical"))
+    threading.Thread(target=server.run, daemon=True).start()
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return url
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError("the OpenEnv server did not start")
+
+
+def call(tool: str, arguments: dict) -> dict:
+    return {"type": "call_tool", "tool_name": tool, "arguments": arguments}
+
+
+async def play(url: str, task: dict, calls: list[dict], leaks: list[str]) -> float | None:
+    async with GenericEnvClient(base_url=url) as env:
+        result = await env.reset(task_id=task["id"])
+        if result.reward is not None or result.done:
+            leaks.append(f"{task['id']}: reset")
+        listed = await env.step({"type": "list_tools"})
+        names = {t["name"] for t in listed.observation["tools"]}
+        if "end_episode" not in names:
+            leaks.append(f"{task['id']}: no end_episode tool")
+        for step in calls:
+            result = await env.step(call(step["tool"], step["arguments"]))
+            if result.reward is not None or result.done or "reward" in json.dumps(result.observation):
+                leaks.append(f"{task['id']}: {step['tool']}")
+        state = await env.state()
+        if "reward" in json.dumps(state):
+            leaks.append(f"{task['id']}: state")
+        result = await env.step(call("end_episode", {}))
+        return result.reward if result.done else None
+
+
+async def main(worldsmith_url: str, tasks_dir: Path) -> None:
+    url = serve(worldsmith_url)
+    tasks = [json.loads(p.read_text()) for p in sorted(tasks_dir.glob("*.json")) if p.name != "index.json"]
+    leaks: list[str] = []
+    limit = asyncio.Semaphore(8)
+
+    async def one(task: dict, calls: list[dict]) -> float | None:
+        async with limit:
+            return await play(url, task, calls, leaks)
+
+    started = time.perf_counter()
+    reference = await asyncio.gather(*(one(t, t["reference_solution"]) for t in tasks))
+    seconds = time.perf_counter() - started
+    noop = await asyncio.gather(*(one(t, []) for t in tasks))
+
+    # plain HTTP: a fresh environment per request, the episode named by its id
+    task = tasks[0]
+    with httpx.Client(base_url=url, timeout=60) as http:
+        observation = http.post("/reset", json={"task_id": task["id"]}).json()
+        episode = observation["observation"]["episode_id"]
+        for step in task["reference_solution"]:
+            reply = http.post("/step", json={"action": call(step["tool"], step["arguments"]), "episode_id": episode})
+            if reply.json()["reward"] is not None:
+                leaks.append("http: step")
+        http_reward = http.post("/step", json={"action": call("end_episode", {}), "episode_id": episode}).json()
+
+    print(json.dumps({"reference": dict(zip((t["id"] for t in tasks), reference)),
+                      "noop": dict(zip((t["id"] for t in tasks), noop)),
+                      "http": {"task": task["id"], "reward": http_reward["reward"], "done": http_reward["done"]},
+                      "leaks": leaks, "reference_seconds": seconds,
+                      "calls": sum(len(t["reference_solution"]) + 3 for t in tasks)}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))

@@ -1,0 +1,86 @@
+"""A small client of worldsmith's HTTP control API and per-episode MCP endpoints.
+
+The MCP endpoints are stateless and answer JSON, so one JSON-RPC `tools/call` POST is a whole
+call: no session to open, and any process may call into any episode it knows the id of.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import httpx
+
+END_TOOL = "end_episode"
+END_TOOL_SCHEMA = {
+    "name": END_TOOL,
+    "description": "End the episode. Call it once the user's request is complete (or cannot be "
+                   "completed); the episode is scored on the state it leaves.",
+    "input_schema": {"type": "object", "properties": {}, "additionalProperties": False},
+}
+
+
+class ControlError(RuntimeError):
+    """The worldsmith server refused a request; the message is its own."""
+
+
+class Control:
+    """Episodes of one worldsmith server (`base_url`, e.g. http://127.0.0.1:8000)."""
+
+    def __init__(self, base_url: str, timeout: float = 60.0):
+        self.base_url = base_url.rstrip("/")
+        self._ids = itertools.count(1)
+        self.http = httpx.Client(base_url=self.base_url, timeout=timeout)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def _json(self, response: httpx.Response) -> Any:
+        if response.status_code >= 400:
+            try:
+                message = response.json().get("error", response.text)
+            except ValueError:
+                message = response.text
+            raise ControlError(f"{response.request.method} {response.request.url.path}: "
+                               f"{response.status_code} {message}")
+        return response.json()
+
+    def tasks(self) -> list[str]:
+        return self._json(self.http.get("/tasks"))["tasks"]
+
+    def tools(self) -> list[dict]:
+        """The domain's tools as MCP tool specs (name, description, input_schema)."""
+        return [{"name": f["function"]["name"], "description": f["function"].get("description", ""),
+                 "input_schema": f["function"].get("parameters", {"type": "object", "properties": {}})}
+                for f in self._json(self.http.get("/tools"))]
+
+    def open(self, task_id: str | None, episode_id: str | None = None) -> dict:
+        """A new episode; with `episode_id` of one already open, that one (idempotent, as verl needs)."""
+        body = {k: v for k, v in (("task_id", task_id), ("episode_id", episode_id)) if v is not None}
+        response = self.http.post("/episodes", json=body)
+        if response.status_code == 409 and episode_id is not None:
+            return self.info(episode_id)
+        return self._json(response)
+
+    def info(self, episode_id: str) -> dict:
+        return self._json(self.http.get(f"/episodes/{episode_id}"))
+
+    def call(self, episode_id: str, tool: str, arguments: dict) -> tuple[str, bool]:
+        """One tool call in the episode: (result text, is_error). Tool errors are results."""
+        response = self.http.post(
+            f"/episodes/{episode_id}/mcp",
+            json={"jsonrpc": "2.0", "id": next(self._ids), "method": "tools/call",
+                  "params": {"name": tool, "arguments": arguments}},
+            headers={"accept": "application/json, text/event-stream"})
+        reply = self._json(response)
+        if "error" in reply:
+            return f"Error: {reply['error'].get('message', reply['error'])}", True
+        result = reply["result"]
+        text = "\n".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
+        return text, bool(result.get("isError"))
+
+    def reward(self, episode_id: str) -> dict:
+        return self._json(self.http.get(f"/episodes/{episode_id}/reward"))
+
+    def delete(self, episode_id: str) -> None:
+        self.http.delete(f"/episodes/{episode_id}")

@@ -1,0 +1,147 @@
+"""An OpenEnv environment server over a served worldsmith domain.
+
+    python -m trainers.openenv_server --worldsmith-url http://127.0.0.1:8000 [--port 8001]
+
+Runs in `.venv-trainers` (openenv-core) in front of `python -m mcp_servers NAME --transport
+http`. OpenEnv's own server (`create_fastapi_app`) speaks the protocol, so its clients work
+unchanged:
+
+- `reset(seed, episode_id, task_id)` opens a worldsmith episode of the task (no task_id: one
+  picked by seed); the observation holds the user's request, the episode id and the tools.
+- `step(ListToolsAction)` lists the domain's tools plus `end_episode`; `step(CallToolAction)`
+  calls one in the episode (a tool's own error is its result, the state unchanged).
+- Reward and done arrive only when the episode ends: on `end_episode` or when the step budget
+  is spent. Nothing earlier carries the reward, and `state` never does.
+
+Over WebSocket one connection is one episode. Over HTTP each request gets a fresh
+environment (OpenEnv's stateless HTTP mode), so a step names its episode with `episode_id`,
+as returned by reset. An episode closes on the server when it ends; an abandoned one is
+closed by the worldsmith server's idle timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import uuid
+from typing import Any, Optional
+
+from openenv.core.env_server.http_server import create_fastapi_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.mcp_types import (CallToolAction, CallToolObservation, ListToolsAction,
+                                               ListToolsObservation, Tool, ToolError, ToolErrorType)
+from openenv.core.env_server.types import Action, Observation, State
+
+from trainers.control import END_TOOL, END_TOOL_SCHEMA, Control, ControlError
+
+MAX_STEPS = 50
+
+
+class EpisodeObservation(Observation):
+    """What reset returns: the user's request and where the episode is."""
+
+    episode_id: str
+    task_id: Optional[str] = None
+    instruction: str = ""
+    tools: list[Tool] = []
+
+
+class WorldsmithEnvironment(Environment):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, worldsmith_url: str, max_steps: int = MAX_STEPS):
+        super().__init__()
+        self.control = Control(worldsmith_url)
+        self.max_steps = max_steps
+        self._state = State()
+        self._tools: list[Tool] | None = None
+
+    # -- OpenEnv API ----------------------------------------------------------------------
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
+              task_id: Optional[str] = None, **kwargs: Any) -> EpisodeObservation:
+        if task_id is None:
+            tasks = self.control.tasks()
+            task_id = random.Random(seed).choice(tasks) if tasks else None
+        episode = self.control.open(task_id, episode_id or f"openenv-{uuid.uuid4().hex[:16]}")
+        self._state = State(episode_id=episode["episode_id"], step_count=0, task_id=task_id)
+        return EpisodeObservation(episode_id=episode["episode_id"], task_id=task_id,
+                                  instruction=episode.get("instruction") or "", tools=self.tools())
+
+    def step(self, action: Action, timeout_s: Optional[float] = None, episode_id: Optional[str] = None,
+             **kwargs: Any) -> Observation:
+        if isinstance(action, ListToolsAction):
+            return ListToolsObservation(tools=self.tools())
+        if not isinstance(action, CallToolAction):
+            return CallToolObservation(tool_name="", error=ToolError(
+                error_type=ToolErrorType.INVALID_ARGS, message="actions are list_tools or call_tool"))
+        episode = episode_id or self._state.episode_id
+        if episode is None:
+            return self._error(action, ToolErrorType.EXECUTION_ERROR, "no episode: reset first")
+        if episode_id and episode_id != self._state.episode_id:  # HTTP: a fresh environment per request
+            self._state = State(episode_id=episode_id, step_count=self._calls_used(episode_id))
+        if action.tool_name == END_TOOL:
+            return self._end(action.tool_name, episode)
+        try:
+            text, is_error = self.control.call(episode, action.tool_name, action.arguments)
+        except ControlError as error:
+            return self._error(action, ToolErrorType.TRANSPORT_ERROR, str(error))
+        self._state.step_count += 1
+        if self._state.step_count >= self.max_steps:
+            return self._end(action.tool_name, episode, result=text)
+        return CallToolObservation(tool_name=action.tool_name, result=text,
+                                   metadata={"is_error": is_error})
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    def close(self) -> None:
+        # Called after every HTTP request too: the episode outlives this object.
+        self.control.close()
+
+    # -- helpers ---------------------------------------------------------------------------
+    def tools(self) -> list[Tool]:
+        if self._tools is None:
+            self._tools = [Tool(**spec) for spec in [*self.control.tools(), END_TOOL_SCHEMA]]
+        return self._tools
+
+    def _calls_used(self, episode_id: str) -> int:
+        try:
+            return int(self.control.info(episode_id).get("calls", 0))
+        except ControlError:
+            return 0
+
+    def _end(self, tool_name: str, episode: str, result: str = "episode ended") -> Observation:
+        try:
+            reward = float(self.control.reward(episode)["reward"])
+        except ControlError as error:
+            return CallToolObservation(tool_name=tool_name, error=ToolError(
+                error_type=ToolErrorType.EXECUTION_ERROR, message=str(error)))
+        self.control.delete(episode)
+        return CallToolObservation(tool_name=tool_name, result=result, done=True, reward=reward)
+
+    @staticmethod
+    def _error(action: CallToolAction, kind: ToolErrorType, message: str) -> CallToolObservation:
+        return CallToolObservation(tool_name=action.tool_name, error=ToolError(error_type=kind, message=message))
+
+
+def create_app(worldsmith_url: str, max_steps: int = MAX_STEPS, max_concurrent_envs: int = 256):
+    return create_fastapi_app(lambda: WorldsmithEnvironment(worldsmith_url, max_steps), CallToolAction,
+                              CallToolObservation, max_concurrent_envs=max_concurrent_envs)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m trainers.openenv_server", description=__doc__.splitlines()[0])
+    parser.add_argument("--worldsmith-url", required=True, help="a worldsmith HTTP server (python -m mcp_servers "
+                                                                 "NAME --transport http)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8001)
+    parser.add_argument("--max-steps", type=int, default=MAX_STEPS, help="tool calls before the episode ends")
+    args = parser.parse_args(argv)
+    import uvicorn
+
+    uvicorn.run(create_app(args.worldsmith_url, args.max_steps), host=args.host, port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
