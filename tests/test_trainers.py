@@ -43,3 +43,13 @@ def test_openenv_client_plays_every_task_over_websocket_and_http(worldsmith_url)
     assert all(out["noop"][t] is not None and out["noop"][t] < 1.0 for t in tasks), out["noop"]
     assert out["http"] == {"task": tasks[0], "reward": 1.0, "done": True}
     assert out["leaks"] == []
+
+
+def test_verifiers_own_openenv_loop_plays_every_task(worldsmith_url):
+    out = in_trainers("trainers_verifiers_probe.py", worldsmith_url, str(ROOT / "domains" / "job_seeking" / "tasks"))
+    tasks = task_ids(resolve_domain("job_seeking"))
+    assert out["tasks"] == len(tasks) and sorted(out["reference"]) == tasks
+    assert all(out["reference"][t] == 1.0 for t in tasks), out["reference"]
+    assert all(out["noop"][t] < 1.0 for t in tasks), out["noop"]
+    assert out["leaks"] == []
+    assert out["splits"]["train"] + out["splits"]["test"] == len(tasks) and out["splits"]["test"] > 0

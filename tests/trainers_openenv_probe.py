@@ -84,8 +84,10 @@ async def main(worldsmith_url: str, tasks_dir: Path) -> None:
     # plain HTTP: a fresh environment per request, the episode named by its id
     task = tasks[0]
     with httpx.Client(base_url=url, timeout=60) as http:
-        observation = http.post("/reset", json={"task_id": task["id"]}).json()
-        episode = observation["observation"]["episode_id"]
+        episode = "probe-http-episode"
+        observation = http.post("/reset", json={"task_id": task["id"], "episode_id": episode}).json()
+        if episode in json.dumps(observation):
+            leaks.append("http: the episode id reached the observation")
         for step in task["reference_solution"]:
             reply = http.post("/step", json={"action": call(step["tool"], step["arguments"]), "episode_id": episode})
             if reply.json()["reward"] is not None:

@@ -7,16 +7,16 @@ http`. OpenEnv's own server (`create_fastapi_app`) speaks the protocol, so its c
 unchanged:
 
 - `reset(seed, episode_id, task_id)` opens a worldsmith episode of the task (no task_id: one
-  picked by seed); the observation holds the user's request, the episode id and the tools.
+  picked by seed); the observation holds the user's request and the tools.
 - `step(ListToolsAction)` lists the domain's tools plus `end_episode`; `step(CallToolAction)`
   calls one in the episode (a tool's own error is its result, the state unchanged).
 - Reward and done arrive only when the episode ends: on `end_episode` or when the step budget
   is spent. Nothing earlier carries the reward, and `state` never does.
 
 Over WebSocket one connection is one episode. Over HTTP each request gets a fresh
-environment (OpenEnv's stateless HTTP mode), so a step names its episode with `episode_id`,
-as returned by reset. An episode closes on the server when it ends; an abandoned one is
-closed by the worldsmith server's idle timeout.
+environment (OpenEnv's stateless HTTP mode), so the client names the episode: `episode_id`
+in the reset body, and the same `episode_id` beside every step's action. An episode closes on
+the server when it ends; an abandoned one is closed by the worldsmith server's idle timeout.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ MAX_STEPS = 50
 
 
 class EpisodeObservation(Observation):
-    """What reset returns: the user's request and where the episode is."""
+    """What reset returns to the agent: the user's request and the tools (no episode id: the
+    connection, or the id an HTTP client chose, names the episode)."""
 
-    episode_id: str
     task_id: Optional[str] = None
     instruction: str = ""
     tools: list[Tool] = []
@@ -62,9 +62,11 @@ class WorldsmithEnvironment(Environment):
         if task_id is None:
             tasks = self.control.tasks()
             task_id = random.Random(seed).choice(tasks) if tasks else None
+        if episode_id:  # a reset starts over, even under an id used before
+            self.control.delete(episode_id)
         episode = self.control.open(task_id, episode_id or f"openenv-{uuid.uuid4().hex[:16]}")
         self._state = State(episode_id=episode["episode_id"], step_count=0, task_id=task_id)
-        return EpisodeObservation(episode_id=episode["episode_id"], task_id=task_id,
+        return EpisodeObservation(task_id=task_id,
                                   instruction=episode.get("instruction") or "", tools=self.tools())
 
     def step(self, action: Action, timeout_s: Optional[float] = None, episode_id: Optional[str] = None,

@@ -1,0 +1,97 @@
+"""Run under .venv-trainers by tests/test_trainers.py: verifiers' own OpenEnv loop over worldsmith.
+
+    python tests/trainers_verifiers_probe.py WORLDSMITH_URL TASKS_DIR
+
+Loads the environment with `trainers.verifiers_env.load_environment`, then runs verifiers'
+`OpenEnvEnv.run` on every task with a scripted player in the model's seat: `reference` answers
+each turn with the next call of the task's reference solution, then `end_episode`; `noop`
+ends at once. Prints the rewards verifiers recorded and every model-visible text that named
+the episode or carried a reward.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+from tests.trainers_openenv_probe import serve
+from trainers.verifiers_env import load_environment
+
+
+class Trace:
+    def __init__(self):
+        self.rewards: dict[str, float] = {}
+        self.stopped: str | None = None
+
+    def record_reward(self, name: str, value: float) -> None:
+        self.rewards[name] = value
+
+    def stop(self, reason: str) -> None:
+        self.stopped = reason
+
+
+class Segment:
+    def __init__(self, reply: str):
+        self.last_reply, self.terminated = reply, False
+
+
+class Player:
+    """The model's seat: what verifiers' loop sends it is kept, what it answers is scripted."""
+
+    def __init__(self, replies: list[dict]):
+        self.replies = [json.dumps(r) for r in replies]
+        self.seen: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def interaction(self, task):
+        player = self
+
+        class Interaction:
+            trace = Trace()
+
+            async def turn(self, text: str) -> Segment:
+                player.seen.append(text)
+                return Segment(player.replies.pop(0) if player.replies else "")
+
+        self.current = Interaction()
+        yield self.current
+
+
+class Agents:
+    def __init__(self, player: Player):
+        self.player = player
+
+
+def call(tool: str, arguments: dict) -> dict:
+    return {"type": "call_tool", "tool_name": tool, "arguments": arguments}
+
+
+async def main(worldsmith_url: str, tasks_dir: Path) -> None:
+    openenv_url = serve(worldsmith_url)
+    env = load_environment(domain="job_seeking", split="all", openenv_url=openenv_url, worldsmith_url=worldsmith_url)
+    solutions = {p.stem: json.loads(p.read_text())["reference_solution"]
+                 for p in tasks_dir.glob("*.json") if p.name != "index.json"}
+    out: dict = {"reference": {}, "noop": {}, "leaks": [], "tasks": 0}
+    for task in env.taskset:
+        out["tasks"] += 1
+        task_id = task.data.reset["task_id"]
+        plans = {"reference": [call(c["tool"], c["arguments"]) for c in solutions[task_id]],
+                 "noop": []}
+        for agent, plan in plans.items():
+            player = Player([*plan, call("end_episode", {})])
+            await env.run(task, Agents(player))
+            out[agent][task_id] = player.current.trace.rewards.get("openenv_reward")
+            for text in player.seen:
+                if '"reward"' in text or "openenv-" in text:
+                    out["leaks"].append(f"{agent} {task_id}: {text[:200]}")
+    splits = {s: sum(1 for _ in load_environment(split=s, openenv_url=openenv_url,
+                                                 worldsmith_url=worldsmith_url).taskset) for s in ("train", "test")}
+    out["splits"] = splits
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))
