@@ -53,3 +53,16 @@ def test_verifiers_own_openenv_loop_plays_every_task(worldsmith_url):
     assert all(out["noop"][t] < 1.0 for t in tasks), out["noop"]
     assert out["leaks"] == []
     assert out["splits"]["train"] + out["splits"]["test"] == len(tasks) and out["splits"]["test"] > 0
+
+
+def test_verl_tool_and_interaction_configs_play_every_task(worldsmith_url, tmp_path):
+    out = in_trainers("trainers_verl_probe.py", worldsmith_url, str(ROOT / "domains" / "job_seeking" / "tasks"),
+                      str(tmp_path))
+    tasks = task_ids(resolve_domain("job_seeking"))
+    assert out["interaction_name"] == "worldsmith"  # the name the exported verl rows carry
+    assert sorted(out["reference"]) == tasks
+    for task in tasks:
+        played = out["reference"][task]
+        assert played["episode"] and played["done"] and played["score"] == 1.0, (task, played)
+        assert set(played["step_rewards"]) <= {0.0}  # no reward before the episode ends
+        assert out["noop"][task]["score"] < 1.0
