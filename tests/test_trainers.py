@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mcp_servers.runtime import resolve_domain
@@ -66,3 +69,55 @@ def test_verl_tool_and_interaction_configs_play_every_task(worldsmith_url, tmp_p
         assert played["episode"] and played["done"] and played["score"] == 1.0, (task, played)
         assert set(played["step_rewards"]) <= {0.0}  # no reward before the episode ends
         assert out["noop"][task]["score"] < 1.0
+
+
+def readme_blocks(heading: str, language: str) -> list[str]:
+    text = (ROOT / "README.md").read_text().split(f"### {heading}\n", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    return [block.split("```", 1)[0] for block in text.split(f"```{language}\n")[1:]]
+
+
+@pytest.fixture(scope="module")
+def openenv_url(worldsmith_url):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([str(TRAINERS), "-m", "trainers.openenv_server", "--worldsmith-url", worldsmith_url,
+                               "--port", str(port)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@pytest.mark.parametrize("heading", ["Train with OpenEnv", "Train with verifiers", "Train with verl"])
+def test_the_readme_train_examples_run(heading, worldsmith_url, openenv_url, tmp_path):
+    def ours(code: str) -> str:
+        return code.replace("http://127.0.0.1:8001", openenv_url).replace("http://127.0.0.1:8000", worldsmith_url)
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    outputs = []
+    for code in readme_blocks(heading, "python"):
+        done = subprocess.run([str(TRAINERS), "-c", ours(code)], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs.append(done.stdout)
+    for line in (line for block in readme_blocks(heading, "sh") for line in block.splitlines()):
+        command = ours(line).replace(".venv-trainers/bin/python", str(TRAINERS))
+        done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        outputs.append(done.stdout)
+    assert outputs
+    if heading == "Train with OpenEnv":
+        assert outputs[0].splitlines()[-1] == "True 0.0" and "None" in outputs[0]
+    if heading == "Train with verifiers":
+        assert outputs[0].split() == ["WorldsmithEnv", "38"]
+    if heading == "Train with verl":
+        assert (tmp_path / "verl_configs" / "tool_config.yaml").is_file()
