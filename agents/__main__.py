@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
     transcript = Transcript(transcript_path)
     if args.model and not (out / ".checkpoints.sqlite").exists():
-        transcript.entries.clear()  # a new recording replaces the old one
+        transcript.clear()  # a new recording replaces the old one
     llm = LLM(backend_for(args.model), transcript)
     code = execute(Run(args.name, out, llm, concurrency=args.concurrency, with_graph=not args.no_graph), args.fresh)
     if code == 0 and not args.no_graph:

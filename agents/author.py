@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
         answers.update(json.loads(Path(file).read_text()))
     backend = ScriptedBackend(answers)
     backend.model = "authored"
-    transcript.entries.clear()
+    transcript.clear()
     return execute(Run(name, out, LLM(backend, transcript), with_graph=with_graph), fresh=True)
 
 

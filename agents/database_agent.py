@@ -14,8 +14,12 @@ def design_database(llm: LLM, domain: str, tools: list[ToolSchema]) -> tuple[DBS
     prompt = f"Domain: {domain}\n\nTool schemas:\n" + json.dumps(
         [t.model_dump(exclude_defaults=True) for t in tools], indent=1
     )
-    design = llm.structured(StepKey("database"), DATABASE_SYSTEM, prompt, DatabaseDesign)
-    return consolidate(design, [t.name for t in tools])
+    names = [t.name for t in tools]
+    # consolidating checks the cross-references (foreign keys, tables that exist): a slip in
+    # them is answered with the error as a re-ask, not a traceback
+    design = llm.structured(StepKey("database"), DATABASE_SYSTEM, prompt, DatabaseDesign,
+                            check=lambda answer: consolidate(answer, names))
+    return consolidate(design, names)
 
 
 def consolidate(design: DatabaseDesign, tool_names: list[str]) -> tuple[DBSchema, dict[str, list[str]]]:

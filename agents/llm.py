@@ -19,9 +19,11 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Callable, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+from agents.json_reader import read_json
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -71,34 +73,88 @@ def prompt_hash(messages: list[dict]) -> str:
     return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
 
 
-class LiteLLMBackend:
-    """Calls any litellm model string, with retries and exponential backoff."""
+class AnswerTruncated(LLMError):
+    """The model stopped at its output limit (finish_reason "length"): the answer is cut off."""
 
-    def __init__(self, model: str, api_base: str | None = None, retries: int = 4, timeout: float = 300):
+    def __init__(self, message: str, text: str, usage: dict):
+        super().__init__(message)
+        self.text, self.usage = text, usage
+
+
+# HTTP statuses worth another try: timeouts, conflicts, rate limits and server errors. Any other
+# 4xx is the request's fault and fails the same way every time.
+_RETRYABLE = {408, 409, 429}
+_NO_TEMPERATURE = re.compile(r"(^|/)(o\d|gpt-5)")  # reasoning models refuse a temperature
+
+
+def _status(error: Exception) -> int | None:
+    code = getattr(error, "status_code", None) or getattr(getattr(error, "response", None), "status_code", None)
+    return int(code) if isinstance(code, int) else None
+
+
+class LiteLLMBackend:
+    """Calls any litellm model string. One retry layer (the SDK's own retries are off): backoff on
+    timeouts, 408/409/429 and 5xx, never on another 4xx; a per-request timeout and a deadline
+    for the whole step. Each request asks for at most `max_tokens` and reports a cut-off answer.
+    JSON mode is asked for, and dropped for good when the provider refuses it (as LM Studio
+    does); parameters a model does not take are dropped (litellm's drop_params)."""
+
+    def __init__(self, model: str, api_base: str | None = None, retries: int = 4, timeout: float = 300,
+                 max_tokens: int | None = None, step_deadline: float = 1800, backoff: float = 2.0):
         self.model, self.api_base, self.retries, self.timeout = model, api_base, retries, timeout
+        self.max_tokens = max_tokens or int(os.environ.get("WORLDSMITH_MAX_TOKENS", "32768"))
+        self.step_deadline, self.backoff = step_deadline, backoff
+        self.json_mode = True
+
+    def _params(self, messages: list[dict]) -> dict:
+        params = {"model": self.model, "messages": messages, "api_base": self.api_base, "timeout": self.timeout,
+                  "max_tokens": self.max_tokens, "drop_params": True, "num_retries": 0, "max_retries": 0}
+        if not _NO_TEMPERATURE.search(self.model):
+            params["temperature"] = 0
+        if self.json_mode:
+            params["response_format"] = {"type": "json_object"}
+        if self.model.startswith(("ollama/", "ollama_chat/")):  # Ollama's default context cuts long prompts
+            prompt = sum(count_tokens(m["content"]) for m in messages)
+            params["num_ctx"] = 1 << max(12, (prompt + self.max_tokens).bit_length())
+        return params
 
     def complete(self, key: StepKey, turn: int, messages: list[dict]) -> tuple[str, dict]:
         import litellm
 
-        delay = 2.0
-        for attempt in range(self.retries + 1):
+        delay, deadline = self.backoff, time.monotonic() + self.step_deadline
+        attempt = 0
+        while True:
             try:
-                response = litellm.completion(
-                    model=self.model, messages=messages, api_base=self.api_base,
-                    temperature=0, timeout=self.timeout, response_format={"type": "json_object"},
-                )
-                text = response.choices[0].message.content or ""
-                usage = getattr(response, "usage", None)
-                return text, {
-                    "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-                    "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
-                }
+                response = litellm.completion(**self._params(messages))
             except Exception as error:  # network, rate limit, provider errors
-                if attempt == self.retries:
-                    raise LLMError(f"{key}: {self.model} failed after {attempt + 1} tries: {error}") from error
+                status = _status(error)
+                if status == 400 and self.json_mode and any(w in str(error).lower() for w in ("response_format", "json")):
+                    self.json_mode = False  # the provider refuses JSON mode: plain text from now on
+                    continue
+                # a missing or refused key fails the same way every time (litellm reports some as 500s)
+                unauthorised = "Authentication" in type(error).__name__ or "credentials" in str(error).lower()
+                retryable = not unauthorised and (status is None or status in _RETRYABLE or status >= 500)
+                attempt += 1
+                if not retryable or attempt > self.retries or time.monotonic() + delay > deadline:
+                    why = f"HTTP {status}" if status else type(error).__name__
+                    raise LLMError(f"{key}: {self.model} failed ({why}) after {attempt} "
+                                   f"request{'s' if attempt > 1 else ''}: {str(error)[:500]}") from error
                 time.sleep(delay)
                 delay *= 2
-        raise AssertionError("unreachable")
+                continue
+            choice = response.choices[0]
+            message = choice.message
+            text = message.content or ""
+            calls = getattr(message, "tool_calls", None) or []
+            if not text.strip() and calls:  # the answer came as a tool call's arguments
+                text = calls[0].function.arguments or ""
+            usage = getattr(response, "usage", None)
+            counted = {"prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+                       "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0)}
+            if getattr(choice, "finish_reason", None) == "length":
+                raise AnswerTruncated(f"{key}: the answer was cut off at the {self.max_tokens}-token output limit",
+                                      text, counted)
+            return text, counted
 
 
 class ScriptedBackend:
@@ -137,8 +193,25 @@ class Transcript:
         return self.entries.get(name)
 
     def put(self, entry: dict) -> None:
+        """Record an exchange and append it to the file at once, so a killed run loses at most the
+        request in flight (a later line for a key replaces an earlier one when read back)."""
         with self._lock:
             self.entries[entry["key"]] = entry
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a") as f:
+                f.write(json.dumps(entry, sort_keys=True) + "\n")
+                f.flush()
+                try:
+                    os.fsync(f.fileno())
+                except OSError:  # not a regular file (e.g. /dev/null)
+                    pass
+
+    def clear(self) -> None:
+        """Start a new recording: forget every entry, on disk too."""
+        with self._lock:
+            self.entries.clear()
+            if self.path.exists():
+                self.path.write_text("")
 
     def tokens(self) -> dict:
         """Prompt and completion tokens per stage and in total (the same on replay as when recorded)."""
@@ -165,10 +238,7 @@ class Transcript:
 STAGE_ORDER = {"schema": 0, "database": 1, "code": 2, "tests": 3, "debug": 4, "graph": 5, "tasks": 6}
 
 
-def parse_json(text: str) -> object:
-    """The JSON object in a model's answer, tolerating a ``` fence around it."""
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
-    return json.loads(fenced.group(1) if fenced else text)
+parse_json = read_json  # the tolerant reader (agents/json_reader.py)
 
 
 class LLM:
@@ -188,43 +258,62 @@ class LLM:
     def _exchange(self, key: StepKey, turn: int, messages: list[dict]) -> str:
         name = f"{key}#{turn}" if turn else str(key)
         digest = prompt_hash(messages)
+        entry = self.transcript.get(name)
         if self.replaying:
-            entry = self.transcript.get(name)
             if entry is None:
                 raise MissingStep(f"the transcript has no answer for step {name}")
             if entry.get("prompt_sha") != digest:
                 with self._lock:
                     self.changed_prompts.append(name)
-        else:
+        elif entry is None or entry.get("prompt_sha") != digest:  # a resumed run pays for nothing twice
+            truncated = None
             with self._slots:
-                text, usage = self.backend.complete(key, turn, messages)
+                try:
+                    text, usage = self.backend.complete(key, turn, messages)
+                except AnswerTruncated as error:
+                    truncated, text, usage = error, error.text, error.usage
             entry = {
                 "key": name, "stage": key.stage, "item": key.item, "attempt": key.attempt, "turn": turn,
                 "model": self.backend.model, "prompt_sha": digest, "response": text, "usage": usage,
             }
+            if truncated:
+                entry["finish_reason"] = "length"
             self.transcript.put(entry)
+        if entry.get("finish_reason") == "length":
+            raise AnswerTruncated(f"{name}: the answer was cut off at the model's output limit",
+                                  entry["response"], entry["usage"])
         return entry["response"]
 
-    def structured(self, key: StepKey, system: str, prompt: str, schema: type[T]) -> T:
-        """Ask for a JSON object matching `schema`; on malformed or invalid output, re-ask with the error."""
+    def structured(self, key: StepKey, system: str, prompt: str, schema: type[T],
+                   check: Callable[[T], object] | None = None) -> T:
+        """Ask for a JSON object matching `schema`; a malformed, invalid, cut-off answer, or one that
+        `check` refuses (cross-references: a ValueError), is re-asked with the error."""
         messages = [
             {"role": "system", "content": system + "\n\nAnswer with one JSON object matching this JSON schema:\n"
              + json.dumps(schema.model_json_schema(), sort_keys=True)},
             {"role": "user", "content": prompt},
         ]
         for turn in range(self.max_reasks + 1):
-            text = self._exchange(key, turn, messages)
             try:
-                return schema.model_validate(parse_json(text))
-            except (ValueError, ValidationError) as error:  # JSONDecodeError is a ValueError
-                problem = str(error)[:2000]
-                with self._lock:
-                    self.reasks.append(f"{key}#{turn}")
-                print(f"[{key}] answer failed validation, re-asking: {problem.splitlines()[0]}", file=sys.stderr)
-                messages = messages + [
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": f"That answer was not valid:\n{problem}\nReply again with the corrected JSON object only."},
-                ]
+                text = self._exchange(key, turn, messages)
+            except AnswerTruncated as error:
+                text, problem = error.text, ("the answer was cut off at the output limit before it ended; "
+                                             "give the same content more compactly (no comments, no repetition)")
+            else:
+                try:
+                    answer = schema.model_validate(parse_json(text))
+                    if check is not None:
+                        check(answer)
+                    return answer
+                except (ValueError, ValidationError) as error:  # JSONDecodeError is a ValueError
+                    problem = str(error)[:2000]
+            with self._lock:
+                self.reasks.append(f"{key}#{turn}")
+            print(f"[{key}] answer failed validation, re-asking: {problem.splitlines()[0]}", file=sys.stderr)
+            messages = messages + [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": f"That answer was not valid:\n{problem}\nReply again with the corrected JSON object only."},
+            ]
         raise LLMError(f"{key}: no valid answer after {self.max_reasks + 1} tries")
 
 

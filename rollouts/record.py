@@ -32,7 +32,9 @@ def record(domain: str | Path, answers: dict) -> dict[str, float]:
     """Play every task the answers name; write the transcript and rewards; return the rewards."""
     domain_dir = resolve_domain(domain)
     path = replay_transcript(domain_dir)
-    transcript = Transcript(path.with_suffix(".recording"))
+    recording = path.with_suffix(".recording")
+    recording.unlink(missing_ok=True)
+    transcript = Transcript(recording)
     llm = LLM(ScriptedBackend(answers), transcript)
     tasks = sorted({key.split("/")[1].rsplit("@", 1)[0] for key in answers})
 
@@ -47,6 +49,7 @@ def record(domain: str | Path, answers: dict) -> dict[str, float]:
         raise RuntimeError("recording failed:\n" + "\n".join(failed))
     transcript.path = path
     transcript.save()
+    recording.unlink(missing_ok=True)
     rewards = {t.task_id: t.reward for t in trajectories}
     (path.parent / "rewards.json").write_text(json.dumps(rewards, indent=1, sort_keys=True) + "\n")
     return rewards

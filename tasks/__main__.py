@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     transcript = Transcript(transcript_path)
     if args.model:
-        transcript.entries.clear()
+        transcript.clear()
     llm = LLM(backend_for(args.model), transcript)
     try:
         summary = run_stage(out, llm, args.n, args.seed)

@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = DOMAINS / args.name
     transcript = Transcript(out / "tasks" / "transcript.jsonl")
-    transcript.entries.clear()
+    transcript.clear()
     llm = LLM(AuthorBackend(), transcript)
     try:
         summary = run_stage(out, llm, args.n, args.seed)

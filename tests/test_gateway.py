@@ -1,0 +1,133 @@
+"""The gateway against a local endpoint that answers as real models and providers do: what can
+be recovered is, without a re-ask where the reader can; what cannot fails with a clear error
+after the right number of requests; every exchange is on disk as it completes, and a rerun
+asks only for what is missing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import BaseModel
+
+from agents.database_agent import design_database
+from agents.llm import LLM, LiteLLMBackend, LLMError, ScriptedBackend, StepKey, Transcript
+from domains.spec import ToolSchema
+from tests.model_endpoint import ModelEndpoint
+
+
+class Answer(BaseModel):
+    name: str
+    count: int
+
+
+GOOD = '{"name": "a\\tb", "count": 2}'
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+
+
+def ask(replies: list[dict], tmp_path, **backend) -> tuple[Answer, ModelEndpoint, LLM]:
+    with ModelEndpoint(replies) as endpoint:
+        llm = LLM(LiteLLMBackend("openai/test-model", api_base=endpoint.url, backoff=0.01, **backend),
+                  Transcript(tmp_path / "transcript.jsonl"))
+        try:
+            return llm.structured(StepKey("schema"), "system", "prompt", Answer), endpoint, llm
+        except LLMError as error:
+            error.endpoint = endpoint
+            raise
+
+
+@pytest.mark.parametrize("content", [
+    "Here is the JSON you asked for:\n" + GOOD + "\nLet me know if you need more.",
+    "The user wants a name and a count. I will answer.</think>\n" + GOOD,
+    "<think>count = 2? {\"draft\": true}</think>" + GOOD,
+    "```json\n" + GOOD + "\n```",
+    '{"name": "a\tb", "count": 2,}',  # a literal tab inside a string, a trailing comma
+])
+def test_recoverable_answers_are_read_without_a_reask(content, tmp_path):
+    answer, endpoint, llm = ask([{"content": content}], tmp_path)
+    assert answer == Answer(name="a\tb", count=2)
+    assert len(endpoint.requests) == 1 and llm.reasks == []
+    request = endpoint.requests[0]
+    assert request["max_tokens"] > 0 and request["temperature"] == 0
+
+
+def test_an_answer_delivered_as_a_tool_call_is_read(tmp_path):
+    answer, endpoint, _ = ask([{"tool_args": GOOD}], tmp_path)
+    assert answer.count == 2 and len(endpoint.requests) == 1
+
+
+def test_a_provider_refusing_json_mode_gets_plain_requests(tmp_path):
+    answer, endpoint, _ = ask([{"content": GOOD, "unless_json_mode": True}], tmp_path)
+    assert answer.count == 2
+    assert "response_format" in endpoint.requests[0] and "response_format" not in endpoint.requests[-1]
+    assert len(endpoint.requests) == 2
+
+
+def test_rate_limits_are_retried_then_answered(tmp_path):
+    answer, endpoint, _ = ask([{"status": 429}, {"status": 503}, {"content": GOOD}], tmp_path)
+    assert answer.count == 2 and len(endpoint.requests) == 3
+
+
+def test_a_server_error_that_never_clears_fails_clearly_after_the_retry_budget(tmp_path):
+    with pytest.raises(LLMError, match=r"HTTP 500\) after 3 requests") as failed:
+        ask([{"status": 500}], tmp_path, retries=2)
+    assert len(failed.value.endpoint.requests) == 3  # one retry layer: no SDK retries under it
+
+
+@pytest.mark.parametrize("status", [400, 401, 404])
+def test_a_client_error_is_not_retried(status, tmp_path):
+    with pytest.raises(LLMError, match=f"HTTP {status}") as failed:
+        ask([{"status": status}], tmp_path)
+    assert len(failed.value.endpoint.requests) == 1
+
+
+def test_a_cut_off_answer_is_reasked_for_a_compact_one(tmp_path):
+    answer, endpoint, llm = ask([{"content": '{"name": "a very long', "finish_reason": "length"},
+                                 {"content": GOOD}], tmp_path)
+    assert answer.count == 2 and llm.reasks == ["schema/-/0#0"]
+    assert "cut off" in endpoint.requests[1]["messages"][-1]["content"]
+
+
+def test_prose_instead_of_json_is_reasked_with_the_reason(tmp_path):
+    answer, endpoint, llm = ask([{"content": "# Answer\n- name: a\n- count: 2"}, {"content": GOOD}], tmp_path)
+    assert answer.count == 2 and "no JSON object" in endpoint.requests[1]["messages"][-1]["content"]
+
+
+def test_a_missing_key_is_not_retried(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(LLMError, match="after 1 request"):
+        ask([{"content": GOOD}], tmp_path)
+
+
+def test_every_exchange_is_on_disk_as_it_completes_and_a_rerun_asks_only_for_what_is_missing(tmp_path):
+    path = tmp_path / "transcript.jsonl"
+    with ModelEndpoint([{"content": GOOD}]) as endpoint:
+        llm = LLM(LiteLLMBackend("openai/test-model", api_base=endpoint.url), Transcript(path))
+        llm.structured(StepKey("schema", "one"), "system", "prompt one", Answer)
+        assert [json.loads(line)["key"] for line in path.read_text().splitlines()] == ["schema/one/0"]
+        # a new run over the same transcript (as after a kill): the recorded step is not asked again
+        again = LLM(LiteLLMBackend("openai/test-model", api_base=endpoint.url), Transcript(path))
+        again.structured(StepKey("schema", "one"), "system", "prompt one", Answer)
+        again.structured(StepKey("schema", "two"), "system", "prompt two", Answer)
+    assert len(endpoint.requests) == 2
+
+
+def test_a_misspelt_foreign_key_is_reasked_not_raised(tmp_path):
+    tools = [ToolSchema(name="add_note", description="Add a note", output=[], mutates=True)]
+    table = {"name": "note", "id_prefix": "NOTE", "columns": [
+        {"name": "note_id", "type": "string", "primary_key": True, "nullable": False},
+        {"name": "item_id", "type": "string", "foreign_key": "itme.item_id"}]}
+    item = {"name": "item", "id_prefix": "IT", "columns": [
+        {"name": "item_id", "type": "string", "primary_key": True, "nullable": False}]}
+    fixed = json.loads(json.dumps(table))
+    fixed["columns"][1]["foreign_key"] = "item.item_id"
+    answers = {"database/-/0": {"tables": [table, item], "tool_tables": {"add_note": ["note"]}},
+               "database/-/0#1": {"tables": [fixed, item], "tool_tables": {"add_note": ["note"]}}}
+    llm = LLM(ScriptedBackend(answers), Transcript(tmp_path / "t.jsonl"))
+    schema, mapping = design_database(llm, "demo", tools)
+    assert llm.reasks == ["database/-/0#0"] and mapping == {"add_note": ["note"]}
+    assert {t.name for t in schema.tables} == {"note", "item"}
