@@ -25,6 +25,7 @@ from rollouts.evaluate import play_all
 from rollouts.sessions import InProcessSession, Scenario
 from rollouts.trajectory import AgentAction, Limits, ToolCall
 from rollouts.user import InstructionUser
+from tasks.model import task_ids
 
 CONCURRENCY = (1, 16, 256)
 
@@ -74,12 +75,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv or [])  # `python -m bench` passes its own argv
     domain_dir = resolve_domain(args.domain)
     with tempfile.TemporaryDirectory() as tmp:
-        if not list(domain_dir.glob("tasks/*.json")):
+        if not task_ids(domain_dir):
             from tests.rollouts_tasks import write_domain
 
             domain_dir = write_domain(Path(tmp))
             print("(the domain has no tasks: using the tests' hand-made job_seeking tasks)")
-        tasks = sorted(p.stem for p in (domain_dir / "tasks").glob("*.json"))
+        tasks = task_ids(domain_dir)
         todo = [(tasks[i % len(tasks)], i // len(tasks)) for i in range(args.episodes)]
         print(f"{domain_dir.name}: {len(tasks)} tasks, {args.episodes} episodes per measurement")
 
