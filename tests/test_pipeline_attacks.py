@@ -74,12 +74,18 @@ def test_host_sqlite_files_are_out_of_reach_of_sql(box, tmp_path):
         connection.execute("CREATE TABLE secret (v TEXT)")
         connection.execute("INSERT INTO secret VALUES ('HOST-ROW')")
     before = host_db.read_bytes()
-    attach = ("    c = session.connection()\n    c.exec_driver_sql(\"ATTACH DATABASE '\" + path + \"' AS h\")\n"
-              "    c.exec_driver_sql(\"INSERT INTO h.secret VALUES ('pwned')\")\n"
-              "    return {'rows': [list(r) for r in c.exec_driver_sql('SELECT * FROM h.secret')]}\n")
-    result = _run(box, "attach", attach, {"path": str(host_db)})
-    assert not result["passed"] and "HOST-ROW" not in str(result)
-    vacuum = "    session.connection().exec_driver_sql(\"VACUUM INTO '\" + path + \"'\")\n    return {'ok': True}\n"
+    # through the session's own connection, with its SQL authorizer removed first, and through
+    # a new connection the DB-API module opens on the host file
+    unguarded = "    raw = session.connection().connection.dbapi_connection\n    raw.set_authorizer(None)\n"
+    attach = (unguarded + "    raw.execute(\"ATTACH DATABASE '\" + path + \"' AS h\")\n"
+              "    raw.execute(\"INSERT INTO h.secret VALUES ('pwned')\")\n"
+              "    return {'rows': [list(r) for r in raw.execute('SELECT * FROM h.secret')]}\n")
+    direct = ("    raw = session.bind.dialect.dbapi.connect(path)\n    raw.execute(\"INSERT INTO secret VALUES ('pwned')\")\n"
+              "    raw.commit()\n    return {'rows': [list(r) for r in raw.execute('SELECT * FROM secret')]}\n")
+    for name, body in (("attach", attach), ("direct", direct)):
+        result = _run(box, name, body, {"path": str(host_db)})
+        assert not result["passed"] and "HOST-ROW" not in str(result)
+    vacuum = unguarded + "    raw.execute(\"VACUUM INTO '\" + path + \"'\")\n    return {'ok': True}\n"
     assert not _run(box, "vacuum_into", vacuum, {"path": str(tmp_path / "copy.db")})["passed"]
     assert host_db.read_bytes() == before and not (tmp_path / "copy.db").exists()
 
@@ -99,14 +105,18 @@ def test_no_network_no_unix_socket_and_no_way_back_into_the_host_namespace(box, 
     unix = socket.socket(socket.AF_UNIX)
     unix.bind(str(tmp_path / "s.sock"))
     unix.listen()
-    connect = _OS + ("    socket = dataclasses.sys.modules['socket']\n    if address.startswith('/'):\n"
-                     "        s = socket.socket(socket.AF_UNIX)\n        s.connect(address)\n    else:\n"
-                     "        s = socket.create_connection(('127.0.0.1', int(address)), timeout=1)\n"
-                     "    s.sendall(b'leak')\n    return {'ok': True}\n")
-    setns = _OS + ("    fd = os.open('/proc/' + str(os.getppid()) + '/ns/net', os.O_RDONLY)\n"
-                   "    os.setns(fd, 0)\n    socket = dataclasses.sys.modules['socket']\n"
-                   "    socket.create_connection(('127.0.0.1', int(address)), timeout=1).sendall(b'leak')\n"
-                   "    return {'ok': True}\n")
+    # the C module underneath `socket`, so no Python-level stub stands in the way
+    connect = _OS + ("    _socket = dataclasses.sys.modules['_socket']\n    if address.startswith('/'):\n"
+                     "        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)\n        s.connect(address)\n"
+                     "    else:\n        s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\n"
+                     "        s.connect(('127.0.0.1', int(address)))\n    s.send(b'leak')\n    return {'ok': True}\n")
+    setns = _OS + ("    libc = dataclasses.sys.modules['ctypes'].CDLL(None, use_errno=True)\n"
+                   "    for pid in ('1', str(os.getppid())):\n        try:\n"
+                   "            fd = os.open('/proc/' + pid + '/ns/net', os.O_RDONLY)\n        except OSError:\n"
+                   "            continue\n        if libc.setns(fd, 0) == 0:\n            break\n"
+                   "    _socket = dataclasses.sys.modules['_socket']\n"
+                   "    s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\n"
+                   "    s.connect(('127.0.0.1', int(address)))\n    s.send(b'leak')\n    return {'ok': True}\n")
     try:
         port = str(tcp.getsockname()[1])
         for name, body, address in (("connect", connect, port), ("connect", connect, str(tmp_path / "s.sock")),
