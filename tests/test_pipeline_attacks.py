@@ -1,8 +1,10 @@
-"""Generated code written to do harm, run where the pipeline runs it: `Sandbox.define` and
-`run_tests`, as the code, test and debug agents' output is. Every attack passes the AST guard
-(it reaches `os`, `open` and `socket` through modules the guard allows), and each is judged by
-evidence outside the sandbox (files on the host, the parent and its neighbours, a listening
-socket, the verdict the parent decides), never by what the attacking tool reports.
+"""Generated tools written to do harm, run the way the code, test and debug agents' output runs:
+`Sandbox.define` then `run_tests`. Each attack is judged by evidence outside the sandbox (files
+on the host, listening sockets, this process's memory and children, the verdict the parent
+decides), never by what the attacking tool says.
+
+Every attack passes the AST guard: it reaches `os`, `open` and `socket` through modules the
+guard allows (`dataclasses.sys`, `enum.bltns`, the session's DB-API module).
 """
 
 from __future__ import annotations
@@ -10,12 +12,8 @@ from __future__ import annotations
 import os
 import resource
 import socket
-import sqlite3
-import subprocess
-import sys
 import sysconfig
-import threading
-import time
+from pathlib import Path
 
 import pytest
 
@@ -30,257 +28,221 @@ SCHEMA = DBSchema(tables=[Table(name="item", id_prefix="IT", columns=[
 STATE = {"item": [{"item_id": "IT-0001", "label": "a"}]}
 
 _OS = "    import dataclasses\n    os = dataclasses.sys.modules['os']\n"
+_DBAPI_OS = "    os = session.bind.dialect.dbapi.collections._sys.modules['os']\n"
 _OPEN = "    import enum\n    open_ = enum.bltns.open\n"
 
-# a correct tool, the one the poisoning attacks try to make fail or pass wrongly
-LABEL = '''from db import Item
 
-
-def get_label(session, item_id: str) -> dict:
-    item = session.get(Item, item_id)
-    return {"item_id": item_id, "label": item.label}
-'''
-LABEL_TEST = {"name": "label", "kind": "success", "initial_state": STATE, "arguments": {"item_id": "IT-0001"},
-              "expect_return": {"item_id": "IT-0001", "label": "a"}, "expect_changes": {}}
-
-
-def tool(name: str, params: str, body: str) -> str:
-    return f"def {name}(session{params}) -> dict:\n{body}"
+def _run(box: Sandbox, name: str, body: str, arguments: dict | None = None, expect_return=None) -> dict:
+    params = "".join(f", {key}: str" for key in (arguments or {}))
+    refused = box.define(name, f"def {name}(session{params}) -> dict:\n{body}")
+    assert refused is None, refused  # the guard lets it through: only the OS stands in the way
+    test = {"name": "t", "kind": "success", "initial_state": STATE, "arguments": arguments or {},
+            "expect_return": expect_return if expect_return is not None else {"ok": True}}
+    return box.run_tests(name, [test])[0]
 
 
 @pytest.fixture(scope="module")
 def box():
-    with Sandbox(compile_db("demo", SCHEMA), timeout=2.0, memory_mb=256) as sandbox:
+    with Sandbox(compile_db("demo", SCHEMA), timeout=2.0, memory_mb=512) as sandbox:
         yield sandbox
 
 
-def attack(box: Sandbox, name: str, source: str, arguments: dict, expected_return=None) -> dict:
-    """Run one attack as a success test; `expected_return` is what a successful attack returns."""
-    refused = box.define(name, source)
-    assert refused is None, f"the guard refused the attack, so it tests nothing below the guard: {refused}"
-    test = {"name": name, "kind": "success", "initial_state": STATE, "arguments": arguments,
-            "expect_return": expected_return if expected_return is not None else {"done": True},
-            "expect_changes": {}}
-    return box.run_tests(name, [test])[0]
-
-
-def new_processes(before: set[int]) -> list[int]:
-    """Processes started since `before` that escaped their sandbox: orphans adopted by init that
-    run as another user than this test (every sandbox worker runs as an unprivileged identity;
-    a worker's children normally die with it). Other tests' and benches' workers are never
-    orphans, so running beside them does not confuse this."""
-    escaped = []
-    for pid in pids() - before:
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-            if int(fields["PPid"]) == 1 and int(fields["Uid"].split()[0]) != os.getuid():
-                escaped.append(pid)
-        except (OSError, KeyError, ValueError):
-            pass  # gone meanwhile
-    return escaped
-
-
-def pids() -> set[int]:
-    return {int(p) for p in os.listdir("/proc") if p.isdigit()}
-
-
-def test_host_files_cannot_be_read(box, tmp_path):
+def test_files_outside_the_scratch_cannot_be_read(box, tmp_path):
     secret = tmp_path / "secret.txt"
-    secret.write_text("TOP-SECRET")
-    secret.chmod(0o644)  # readable by any user: only the confinement's file view can stop it
-    source = tool("read_file", ", path: str", _OPEN + "    return {'data': open_(path).read()}\n")
-    for path in (str(secret), "/etc/hostname", f"/proc/{os.getpid()}/environ"):
-        outcome = attack(box, "read_file", source, {"path": path})
-        assert not outcome["passed"]
-        assert "TOP-SECRET" not in str(outcome) and os.environ.get("PATH", "\0") not in str(outcome)
+    secret.write_text("HOST-SECRET")
+    for path in (str(secret), "/etc/passwd", str(Path.home() / ".bashrc")):
+        result = _run(box, "read_file", _OPEN + "    return {'data': open_(path).read()}\n", {"path": path})
+        assert not result["passed"]
+        assert "HOST-SECRET" not in str(result) and "root:" not in str(result)
 
 
-def test_host_files_and_the_venv_cannot_be_written(box, tmp_path):
-    tmp_path.chmod(0o777)
-    target = tmp_path / "pwned"
-    pth = os.path.join(sysconfig.get_paths()["purelib"], "zz_worldsmith_pwned.pth")
-    source = tool("write_file", ", path: str", _OPEN + "    open_(path, 'w').write('import os')\n"
-                                                      "    return {'done': True}\n")
-    for path in (str(target), pth, os.path.join(os.path.dirname(sys.executable), "pwned")):
-        outcome = attack(box, "write_file", source, {"path": path})
-        assert not outcome["passed"] and not os.path.exists(path), path
+def test_files_outside_the_scratch_cannot_be_written_nor_a_pth_planted_in_the_venv(box, tmp_path):
+    host_file = tmp_path / "host.txt"
+    host_file.write_text("host data")
+    planted = Path(sysconfig.get_paths()["purelib"]) / "worldsmith_pipeline_planted.pth"
+    for path in (str(host_file), str(tmp_path / "new.txt"), str(planted)):
+        body = _OPEN + "    open_(path, 'a').write('import os; os.system(\"id\")\\n')\n    return {'ok': True}\n"
+        assert not _run(box, "write_file", body, {"path": path})["passed"]
+    assert host_file.read_text() == "host data"
+    assert not (tmp_path / "new.txt").exists() and not planted.exists()
 
 
-def test_sql_cannot_reach_host_database_files(box, tmp_path):
-    tmp_path.chmod(0o777)
+def test_host_sqlite_files_are_out_of_reach_of_sql(box, tmp_path):
+    import sqlite3
     host_db = tmp_path / "host.db"
-    with sqlite3.connect(host_db) as db:
-        db.execute("CREATE TABLE secret (value TEXT)")
-        db.execute("INSERT INTO secret VALUES ('TOP-SECRET')")
-    host_db.chmod(0o666)
-    copy = tmp_path / "copy.db"
-    attach = tool("attach", ", path: str",
-                  "    c = session.connection()\n"
-                  "    c.exec_driver_sql(\"ATTACH DATABASE '\" + path + \"' AS other\")\n"
-                  "    rows = c.exec_driver_sql('SELECT value FROM other.secret').fetchall()\n"
-                  "    c.exec_driver_sql(\"INSERT INTO other.secret VALUES ('pwned')\")\n"
-                  "    return {'done': True, 'rows': [r[0] for r in rows]}\n")
-    outcome = attack(box, "attach", attach, {"path": str(host_db)})
-    assert not outcome["passed"] and "TOP-SECRET" not in str(outcome)
-    vacuum = tool("vacuum_into", ", path: str",
-                  "    session.connection().exec_driver_sql(\"VACUUM INTO '\" + path + \"'\")\n"
-                  "    return {'done': True}\n")
-    assert not attack(box, "vacuum_into", vacuum, {"path": str(copy)})["passed"]
-    assert not copy.exists()
-    with sqlite3.connect(host_db) as db:
-        assert db.execute("SELECT value FROM secret").fetchall() == [("TOP-SECRET",)]
+    with sqlite3.connect(host_db) as connection:
+        connection.execute("CREATE TABLE secret (v TEXT)")
+        connection.execute("INSERT INTO secret VALUES ('HOST-ROW')")
+    before = host_db.read_bytes()
+    # through the session's own connection, with its SQL authorizer removed first, and through
+    # a new connection the DB-API module opens on the host file
+    unguarded = "    raw = session.connection().connection.dbapi_connection\n    raw.set_authorizer(None)\n"
+    attach = (unguarded + "    raw.execute(\"ATTACH DATABASE '\" + path + \"' AS h\")\n"
+              "    raw.execute(\"INSERT INTO h.secret VALUES ('pwned')\")\n"
+              "    return {'rows': [list(r) for r in raw.execute('SELECT * FROM h.secret')]}\n")
+    direct = ("    raw = session.bind.dialect.dbapi.connect(path)\n    raw.execute(\"INSERT INTO secret VALUES ('pwned')\")\n"
+              "    raw.commit()\n    return {'rows': [list(r) for r in raw.execute('SELECT * FROM secret')]}\n")
+    for name, body in (("attach", attach), ("direct", direct)):
+        result = _run(box, name, body, {"path": str(host_db)})
+        assert not result["passed"] and "HOST-ROW" not in str(result)
+    vacuum = unguarded + "    raw.execute(\"VACUUM INTO '\" + path + \"'\")\n    return {'ok': True}\n"
+    assert not _run(box, "vacuum_into", vacuum, {"path": str(tmp_path / "copy.db")})["passed"]
+    assert host_db.read_bytes() == before and not (tmp_path / "copy.db").exists()
 
 
-def test_no_process_can_be_started(box, tmp_path):
-    tmp_path.chmod(0o777)
-    marker = tmp_path / "ran"
-    through_dbapi = tool("shell", ", path: str",
-                         "    dbapi = session.bind.dialect.dbapi\n"
-                         "    os = dbapi.collections._sys.modules['os']\n"
-                         "    os.system('touch ' + path)\n"
-                         "    return {'done': True}\n")
-    spawn = tool("spawn", ", path: str", _OS + "    subprocess = dataclasses.sys.modules.get('subprocess')\n"
-                                               "    if os.fork() == 0:\n"
-                                               "        os.execv('/usr/bin/touch', ['touch', path])\n"
-                                               "    return {'done': True}\n")
-    for name, source in (("shell", through_dbapi), ("spawn", spawn)):
-        before = pids()
-        outcome = attack(box, name, source, {"path": str(marker)})
-        time.sleep(0.3)
-        assert not outcome["passed"] or not marker.exists()
-        assert not marker.exists() and new_processes(before) == []
+@pytest.mark.parametrize("reach", [_OS, _DBAPI_OS])
+def test_no_process_can_be_started(box, tmp_path, reach):
+    marker = tmp_path / "spawned"
+    body = reach + f"    os.system('touch {marker}')\n    os.posix_spawn('/bin/touch', ['touch', '{marker}'], {{}})\n" \
+        "    return {'ok': True}\n"
+    result = _run(box, "spawn", body)
+    assert not result["passed"]
+    assert not marker.exists()
 
 
-def test_a_detached_child_does_not_outlive_the_sandbox(box):
-    before = pids()
-    detach = tool("detach", ", seconds: int", _OS + "    if os.fork() == 0:\n        os.setsid()\n"
-                                                    "        while True:\n            pass\n"
-                                                    "    return {'done': True}\n")
-    attack(box, "detach", detach, {"seconds": 60})
-    deadline = time.monotonic() + 5
-    while new_processes(before) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert new_processes(before) == []
-
-
-def test_no_network_and_no_unix_sockets(box, tmp_path):
-    tmp_path.chmod(0o777)
-    tcp = socket.socket()
-    tcp.bind(("127.0.0.1", 0))
-    tcp.listen()
-    unix_path = str(tmp_path / "listener.sock")
+def test_no_network_no_unix_socket_and_no_way_back_into_the_host_namespace(box, tmp_path):
+    tcp = socket.create_server(("127.0.0.1", 0))
     unix = socket.socket(socket.AF_UNIX)
-    unix.bind(unix_path)
-    os.chmod(unix_path, 0o777)
+    unix.bind(str(tmp_path / "s.sock"))
     unix.listen()
-    connect = tool("connect", ", address: str",
-                   "    import dataclasses\n    socket = dataclasses.sys.modules['socket']\n"
-                   "    if address.startswith('/'):\n        s = socket.socket(socket.AF_UNIX)\n        s.connect(address)\n"
-                   "    else:\n        s = socket.create_connection(('127.0.0.1', int(address)), timeout=1)\n"
-                   "    s.sendall(b'leak')\n    return {'done': True}\n")
-    for address in (str(tcp.getsockname()[1]), unix_path):
-        assert not attack(box, "connect", connect, {"address": address})["passed"]
-    for listener in (tcp, unix):
-        listener.settimeout(0.5)
-        with pytest.raises(socket.timeout):
-            listener.accept()
-        listener.close()
-
-
-def test_neighbouring_processes_and_the_parent_are_out_of_reach(box):
-    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
-                              env={"WORLDSMITH_VICTIM_SECRET": "TOP-SECRET"})
+    # the C module underneath `socket`, so no Python-level stub stands in the way
+    connect = _OS + ("    _socket = dataclasses.sys.modules['_socket']\n    if address.startswith('/'):\n"
+                     "        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)\n        s.connect(address)\n"
+                     "    else:\n        s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\n"
+                     "        s.connect(('127.0.0.1', int(address)))\n    s.send(b'leak')\n    return {'ok': True}\n")
+    setns = _OS + ("    libc = dataclasses.sys.modules['ctypes'].CDLL(None, use_errno=True)\n"
+                   "    for pid in ('1', str(os.getppid())):\n        try:\n"
+                   "            fd = os.open('/proc/' + pid + '/ns/net', os.O_RDONLY)\n        except OSError:\n"
+                   "            continue\n        if libc.setns(fd, 0) == 0:\n            break\n"
+                   "    _socket = dataclasses.sys.modules['_socket']\n"
+                   "    s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\n"
+                   "    s.connect(('127.0.0.1', int(address)))\n    s.send(b'leak')\n    return {'ok': True}\n")
     try:
-        kill = tool("kill_pid", ", pid: int", _OS + "    os.kill(pid, 9)\n    return {'done': True}\n")
-        for pid in (victim.pid, os.getpid()):
-            assert not attack(box, "kill_pid", kill, {"pid": pid})["passed"]
-        assert victim.poll() is None
-        read = tool("read_environ", ", pid: int", _OPEN + "    return {'data': open_('/proc/' + str(pid) + '/environ', 'rb')"
-                                                          ".read().decode()}\n")
-        outcome = attack(box, "read_environ", read, {"pid": victim.pid})
-        assert not outcome["passed"] and "TOP-SECRET" not in str(outcome)
-        mem = tool("write_mem", ", pid: int", _OPEN + "    open_('/proc/' + str(pid) + '/mem', 'wb').write(b'x')\n"
-                                                      "    return {'done': True}\n")
-        assert not attack(box, "write_mem", mem, {"pid": os.getpid()})["passed"]
+        port = str(tcp.getsockname()[1])
+        for name, body, address in (("connect", connect, port), ("connect", connect, str(tmp_path / "s.sock")),
+                                    ("setns", setns, port)):
+            assert not _run(box, name, body, {"address": address})["passed"]
+        for listener in (tcp, unix):
+            listener.settimeout(0.2)
+            with pytest.raises(TimeoutError):
+                listener.accept()  # nobody connected
     finally:
-        victim.kill()
-        victim.wait()
+        tcp.close()
+        unix.close()
 
 
-@pytest.mark.parametrize("poison", [
-    "    import json\n    json.dumps = lambda *a, **k: 'poisoned'\n",
-    "    import db\n    db.Item.label = 'poisoned'\n",
-    "    import enum\n    enum.bltns.len = lambda x: 0\n    enum.bltns.isinstance = lambda *a: False\n",
-    "    import sqlalchemy\n    sqlalchemy.event.listen(sqlalchemy.orm.Session, 'before_flush', lambda *a: 1 / 0)\n",
-])
-def test_nothing_one_tool_under_test_changes_reaches_the_next(box, poison):
-    poisoner = tool("poisoner", "", poison + "    return {'done': True}\n")
-    attack(box, "poisoner", poisoner, {})
-    assert box.define("get_label", LABEL) is None
-    assert box.run_tests("get_label", [LABEL_TEST])[0]["passed"]
+def test_the_parents_proc_entries_are_out_of_reach(box, monkeypatch):
+    monkeypatch.setenv("WORLDSMITH_TEST_API_KEY", "sk-PARENT-SECRET")
+    me = str(os.getpid())
+    environ = _OPEN + "    return {'env': open_('/proc/' + pid + '/environ', 'rb').read().decode(errors='replace')}\n"
+    mem = _OPEN + "    f = open_('/proc/' + pid + '/mem', 'r+b')\n    f.seek(4096)\n    f.write(b'x')\n" \
+        "    return {'ok': True}\n"
+    kill = _OS + "    os.kill(int(pid), 9)\n    os.kill(os.getppid(), 9)\n    return {'ok': True}\n"
+    # A fresh worker is spawned with a clean environment, but this process's variables must stay unreadable too.
+    for name, body in (("environ", environ), ("mem", mem), ("kill", kill)):
+        result = _run(box, name, body, {"pid": me})
+        assert not result["passed"] and "PARENT-SECRET" not in str(result)
+    assert os.environ["WORLDSMITH_TEST_API_KEY"] == "sk-PARENT-SECRET"  # still alive, still ours
 
 
-def test_forged_and_extra_frames_never_make_a_wrong_tool_pass(box):
-    # reads the request id off the worker's stack and writes its own reply ahead of the real one
-    forge = tool("forge", "",
-                 "    import dataclasses\n    sys = dataclasses.sys\n    worker = sys.modules['__main__']\n"
-                 "    frame = sys._getframe()\n    rid = None\n"
-                 "    while frame is not None:\n"
-                 "        rid = frame.f_locals.get('request_id', rid)\n        frame = frame.f_back\n"
-                 "    outcome = {'returned': {'item_id': 'IT-0001', 'label': 'a'}, 'error': None, 'changes': {},\n"
-                 "               'passed': True}\n"
-                 "    worker.protocol.write_reply(worker._PROTO_OUT, rid or 0, {'ok': True, 'outcomes': [outcome],\n"
-                 "                                                           'passed': True})\n"
-                 "    worker.protocol.write_reply(worker._PROTO_OUT, rid or 0, {'ok': True, 'outcomes': [outcome]})\n"
-                 "    return {'item_id': 'IT-0001', 'label': 'wrong'}\n")
-    refused = box.define("forge", forge)
-    assert refused is None, refused
-    outcome = box.run_tests("forge", [{**LABEL_TEST, "name": "forge"}])[0]
-    assert not outcome["passed"]
+GET_ITEM = ("from db import Item, get_or_raise, to_dict\n\ndef get_item(session, item_id: str) -> dict:\n"
+            "    return to_dict(get_or_raise(session, Item, item_id))\n")
+ADD_ITEM = ("from db import Item, next_id\n\ndef add_item(session, label: str) -> dict:\n"
+            "    item = Item(item_id=next_id(session, Item), label=label)\n    session.add(item)\n"
+            "    return {'item_id': item.item_id}\n")
+
+
+def test_nothing_a_tool_under_test_changes_persists_into_the_next_tool(box):
+    poison = ("    import json\n    import db\n    import dataclasses\n    import sqlalchemy\n"
+              "    builtins = dataclasses.sys.modules['builtins']\n"
+              "    json.dumps = lambda *a, **k: '\"poisoned\"'\n    db.next_id = lambda s, m: 'POISONED'\n"
+              "    db.to_dict = lambda row: {'poisoned': True}\n    builtins.len = lambda x: 0\n"
+              "    sqlalchemy.orm.Session.add = lambda self, obj: None\n"
+              "    sqlalchemy.event.listen(session.bind, 'before_cursor_execute',\n"
+              "                            lambda *a: (_ for _ in ()).throw(RuntimeError('poisoned')))\n"
+              + _OPEN + "    open_('marker', 'w').write('left behind')\n    return {'ok': True}\n")
+    _run(box, "poison", poison)
+    assert box.define("get_item", GET_ITEM) is None
+    got = box.run_tests("get_item", [{"name": "t", "kind": "success", "initial_state": STATE,
+                                      "arguments": {"item_id": "IT-0001"}, "expect_return": STATE["item"][0]}])[0]
+    assert got["passed"], got["problems"]
+    assert box.define("add_item", ADD_ITEM) is None
+    added = box.run_tests("add_item", [{"name": "t", "kind": "success", "initial_state": STATE,
+                                        "arguments": {"label": "b"}, "expect_return": {"item_id": "IT-0002"},
+                                        "expect_changes": {"item": {"inserted": [
+                                            {"item_id": "IT-0002", "label": "b"}]}}}])[0]
+    assert added["passed"], added["problems"]
+    marker = _OPEN + "    return {'found': open_('marker').read()}\n"
+    assert "left behind" not in str(_run(box, "marker", marker))
+
+
+def test_forged_verdicts_and_extra_frames_do_not_make_a_wrong_tool_pass(box):
+    # A wrong tool (returns nothing useful) writes "passed" replies for every plausible request id
+    # to every pipe it has, then returns. The parent must still judge it by what it really returned.
+    forge = _OS + ("    struct = dataclasses.sys.modules['struct']\n    json = dataclasses.sys.modules['json']\n"
+                   "    stat = dataclasses.sys.modules['stat']\n"
+                   "    body = json.dumps({'ok': True, 'outcomes': [{'returned': {'ok': True}, 'error': None,"
+                   " 'changes': {}}]}).encode()\n"
+                   "    for fd in range(0, 64):\n        try:\n            if not stat.S_ISFIFO(os.fstat(fd).st_mode):\n"
+                   "                continue\n            for rid in range(0, 40):\n"
+                   "                os.write(fd, struct.pack('>III', rid, len(body), 0) + body)\n"
+                   "        except OSError:\n            pass\n    return {'ok': False}\n")
+    result = _run(box, "forge", forge)
+    assert not result["passed"]
+    assert _run(box, "honest", "    return {'ok': True}\n")["passed"]  # the next tool is judged normally
 
 
 def test_an_oversized_reply_does_not_grow_the_parent(box):
-    huge = tool("huge", ", megabytes: int", "    return {'done': 'x' * (megabytes << 20)}\n")
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert not attack(box, "huge", huge, {"megabytes": 200})["passed"]
-    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
-    assert grown_mb < 100, f"the parent grew by {grown_mb:.0f} MB"
+    grown_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result = _run(box, "huge", "    return {'ok': 'x' * (300 << 20)}\n")
+    assert not result["passed"]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - grown_before < 150_000  # KiB
 
 
-def available_mb() -> int:
-    with open("/proc/meminfo") as f:
-        return next(int(line.split()[1]) // 1024 for line in f if line.startswith("MemAvailable:"))
+def test_memory_and_process_bombs_across_a_process_tree_stay_inside(box):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: an orphan that outlived its sandbox would land here
+    children_before = _live(_descendants(os.getpid()))
+    bomb = _OS + ("    pids = []\n    for _ in range(30):\n        pid = os.fork()\n        if pid == 0:\n"
+                  "            os.setsid()\n            held = bytearray(1 << 30)\n            os.pause()\n"
+                  "        pids.append(pid)\n    return {'ok': True}\n")
+    result = _run(box, "bomb", bomb)
+    assert not result["passed"]
+    hog = "    blocks = []\n    while True:\n        blocks.append(bytearray(64 << 20))\n"
+    assert not _run(box, "hog", hog)["passed"]
+    # no forked or setsid child outlives its sandbox: only the next spare worker's processes remain
+    assert len(_live(_descendants(os.getpid()))) <= len(children_before)
+    libc.prctl(36, 0, 0, 0, 0)
+    assert _run(box, "honest", "    return {'ok': True}\n")["passed"]
 
 
-def test_memory_and_process_bombs_across_a_process_tree_are_contained(box):
-    # 64 children holding 200 MB each would take 12.8 GB: the limits are on the whole tree
-    before, lowest, done = pids(), [available_mb()], threading.Event()
+def _live(pids: set[int]) -> set[int]:
+    """Processes still running (bwrap's exited intermediates wait here as zombies)."""
+    out = set()
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                out.add(pid)
+        except (FileNotFoundError, IndexError):
+            pass
+    return out
 
-    def watch() -> None:
-        while not done.is_set():
-            lowest.append(available_mb())
-            time.sleep(0.05)
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    bomb = tool("bomb", ", children: int", _OS + "    forked = 0\n    for _ in range(children):\n        try:\n"
-                                                 "            if os.fork() == 0:\n"
-                                                 "                hold = bytearray(200 << 20)\n"
-                                                 "                while True:\n                    hold[0] = 1\n"
-                                                 "            forked += 1\n"
-                                                 "        except OSError:\n            break\n"
-                                                 "    while True:\n        pass\n")
-    try:
-        attack(box, "bomb", bomb, {"children": 64})
-    finally:
-        done.set()
-        watcher.join()
-    assert lowest[0] - min(lowest) < 2048, f"available memory fell by {lowest[0] - min(lowest)} MB"
-    deadline = time.monotonic() + 5
-    while new_processes(before) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert new_processes(before) == []
-    # the sandbox still serves the next tool
-    assert box.define("get_label", LABEL) is None
-    assert box.run_tests("get_label", [LABEL_TEST])[0]["passed"]
+def _descendants(pid: int) -> set[int]:
+    out, todo = set(), [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            tasks = list(Path(f"/proc/{current}/task").iterdir())
+        except FileNotFoundError:
+            continue
+        for task in tasks:
+            try:
+                children = (task / "children").read_text().split()
+            except FileNotFoundError:
+                continue
+            for child in children:
+                out.add(int(child))
+                todo.append(int(child))
+    return out

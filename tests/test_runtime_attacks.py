@@ -71,6 +71,37 @@ TOOLS = dict([
     ("memory_bomb", _tool("memory_bomb", {"megabytes": "integer"},
                           "    blocks = []\n    for _ in range(megabytes):\n        blocks.append(bytearray(1 << 20))\n"
                           "    return {'held': len(blocks)}\n")),
+    ("raw_connect", _tool("raw_connect", {"address": "string"},
+                          _OS + "    _socket = dataclasses.sys.modules['_socket']\n    if address.startswith('/'):\n"
+                          "        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)\n        s.connect(address)\n"
+                          "    else:\n        s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\n"
+                          "        s.connect(('127.0.0.1', int(address)))\n    s.send(b'leak')\n"
+                          "    return {'connected': address}\n")),
+    ("setns_connect", _tool("setns_connect", {"address": "string"},
+                            _OS + "    libc = dataclasses.sys.modules['ctypes'].CDLL(None, use_errno=True)\n"
+                            "    for pid in ('1', str(os.getppid())):\n        try:\n"
+                            "            fd = os.open('/proc/' + pid + '/ns/net', os.O_RDONLY)\n"
+                            "        except OSError:\n            continue\n"
+                            "        if libc.setns(fd, 0) == 0:\n            break\n"
+                            "    _socket = dataclasses.sys.modules['_socket']\n"
+                            "    s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\n"
+                            "    s.connect(('127.0.0.1', int(address)))\n    s.send(b'leak')\n"
+                            "    return {'connected': address}\n")),
+    ("unguarded_sql", _tool("unguarded_sql", {"path": "string"},
+                            "    raw = session.connection().connection.dbapi_connection\n    raw.set_authorizer(None)\n"
+                            "    raw.execute(\"ATTACH DATABASE '\" + path + \"' AS h\")\n"
+                            "    return {'rows': [list(r) for r in raw.execute('SELECT * FROM h.book')]}\n")),
+    ("direct_sql", _tool("direct_sql", {"path": "string"},
+                         "    raw = session.bind.dialect.dbapi.connect(path)\n"
+                         "    raw.execute(\"UPDATE book SET title = 'pwned'\")\n    raw.commit()\n"
+                         "    return {'rows': [list(r) for r in raw.execute('SELECT * FROM book')]}\n")),
+    ("write_mem", _tool("write_mem", {"pid": "integer"},
+                        _OPEN + "    f = open_('/proc/' + str(pid) + '/mem', 'r+b')\n    f.seek(4096)\n    f.write(b'x')\n"
+                        "    return {'written': pid}\n")),
+    ("setsid_bomb", _tool("setsid_bomb", {"count": "integer"},
+                          _OS + "    for _ in range(count):\n        if os.fork() == 0:\n            os.setsid()\n"
+                          "            held = bytearray(1 << 30)\n            os.pause()\n"
+                          "    return {'spawned': count}\n")),
     ("ptrace_parent", _tool("ptrace_parent", {"pid": "integer"},
                             _OPEN + "    return {'environ': open_('/proc/' + str(pid) + '/environ', 'rb').read().hex()}\n")),
 ])
@@ -104,8 +135,9 @@ def test_an_episode_cannot_read_or_write_another_episodes_database(env, pair):
         read = attacker.call("read_file", {"path": target})
         assert not read.ok and "SECRET" not in read.text and bytes.hex(b"SECRET") not in read.text
         assert not attacker.call("write_file", {"path": target}).ok
-    for tool in ("attach", "vacuum_into"):
-        assert not attacker.call(tool, {"path": _db_path(env, victim)}).ok
+    for tool in ("attach", "vacuum_into", "unguarded_sql", "direct_sql"):
+        out = attacker.call(tool, {"path": _db_path(env, victim)})
+        assert not out.ok and "SECRET" not in out.text, out
     assert victim.state() == expected
     assert attacker.state() == {"book": [DUNE, EMMA]}
 
@@ -130,6 +162,8 @@ def test_an_episode_cannot_reach_the_server_or_other_processes(env, pair):
     victim_pid, template_pid = env.pool.pid(victim.id), env.pool._template.pid
     assert not attacker.call("ptrace_parent", {"pid": os.getpid()}).ok  # the server's environment (API keys)
     for pid in (victim_pid, template_pid, os.getpid()):
+        assert not attacker.call("write_mem", {"pid": pid}).ok
+    for pid in (victim_pid, template_pid, os.getpid()):
         assert not attacker.call("kill_pid", {"pid": pid}).ok
     assert env.pool.pid(victim.id) == victim_pid and env.pool.template_alive()
     assert "SECRET-TITLE" in [b["title"] for b in victim.state()["book"]]
@@ -142,8 +176,10 @@ def test_an_episode_has_no_network_and_no_unix_sockets(env, pair, tmp_path):
     unix.bind(str(tmp_path / "s.sock"))
     unix.listen()
     try:
-        for address in (str(tcp.getsockname()[1]), str(tmp_path / "s.sock")):
-            out = attacker.call("connect", {"address": address})
+        port = str(tcp.getsockname()[1])
+        for tool, address in (("connect", port), ("connect", str(tmp_path / "s.sock")), ("raw_connect", port),
+                              ("raw_connect", str(tmp_path / "s.sock")), ("setns_connect", port)):
+            out = attacker.call(tool, {"address": address})
             assert not out.ok, out
         for listener in (tcp, unix):
             listener.settimeout(0.2)
@@ -159,6 +195,8 @@ def test_an_episode_cannot_start_processes(env, pair):
     before = _descendants(env.pool._template.pid)
     out = attacker.call("spawn", {"count": 20})
     assert not out.ok and "Operation not permitted" in out.error
+    out = attacker.call("setsid_bomb", {"count": 30})
+    assert not out.ok, out
     assert _descendants(env.pool._template.pid) == before
 
 
