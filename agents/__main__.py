@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from agents.llm import IDENT_HELP, LLM, MissingStep, Transcript, backend_for, valid_name
+from agents.llm import IDENT_HELP, LLM, LLMError, MissingStep, Transcript, backend_for, valid_name
 from agents.pipeline import Run, run_pipeline
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
@@ -59,6 +59,10 @@ def execute(run: Run, fresh: bool = False) -> int:
     except MissingStep as error:
         print(f"worldsmith: replay stopped: {error}. Re-record with MODEL=<litellm model>.", file=sys.stderr)
         return 1
+    except LLMError as error:  # a whole stage (schema, database) could not be completed
+        print(f"worldsmith: the run stopped: {error}. The domain was not written; every exchange so far is in "
+              f"domains/{run.domain}/transcript.jsonl.", file=sys.stderr)
+        return 1
     finally:
         if not run.llm.replaying:
             run.llm.transcript.save()
@@ -68,6 +72,16 @@ def execute(run: Run, fresh: bool = False) -> int:
         print(f"worldsmith: {len(run.llm.changed_prompts)} replayed steps were recorded with a different prompt "
               f"(the answers were served as recorded): {', '.join(run.llm.changed_prompts[:10])}", file=sys.stderr)
     print(f"worldsmith: {run.domain} written to domains/{run.domain}/ in {timings['total_seconds']:.1f} s", file=sys.stderr)
+    tools = json.loads((run.out / "report.json").read_text())["tools"]
+    if not tools["verified"]:
+        print(f"worldsmith: no tool of {run.domain} was verified (see domains/{run.domain}/report.json, "
+              f"dropped_reasons): the domain is not usable.", file=sys.stderr)
+        return 1
+    if tools.get("dropped_model_failed"):
+        print(f"worldsmith: {len(tools['dropped_model_failed'])} tool(s) were dropped because the model failed, not "
+              f"because their tests did: {', '.join(tools['dropped_model_failed'])} (report.json: "
+              f"tools.dropped_model_failed). The domain was written without them.", file=sys.stderr)
+        return 3
     return 0
 
 

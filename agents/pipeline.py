@@ -27,7 +27,7 @@ from langgraph.types import Send
 from agents.code_agent import write_tool
 from agents.database_agent import design_database
 from agents.debug_agent import propose_fix
-from agents.llm import LLM, LLMError
+from agents.llm import LLM, LLMError, MissingStep
 from agents.schema_agent import propose_tools
 from agents.test_agent import write_tests
 from domains.db_layer import compile_db, integrity_cases, integrity_json
@@ -128,8 +128,10 @@ class Run:
         try:
             code = write_tool(self.llm, spec, tool, task["db_source"])
             tests = write_tests(self.llm, spec, tool)
-        except LLMError as error:
-            record["reason"] = str(error)
+        except MissingStep:
+            raise  # a replay that lacks a step stops the run; it never drops a tool
+        except LLMError as error:  # the model could not answer: not a verdict on the tool
+            record.update(reason=str(error), model_failed=True)
             return self._finish(tool.name, record, started, 0.0)
         box = self.sandbox(task["db_source"])
         test_seconds = 0.0
@@ -151,8 +153,10 @@ class Run:
                     break
                 try:
                     fix = propose_fix(self.llm, tool, code, tests, report, attempt)
+                except MissingStep:
+                    raise
                 except LLMError as error:
-                    record["reason"] = str(error)
+                    record.update(reason=str(error), model_failed=True)
                     break
                 record["debug_attempts"] += 1
                 if fix.fix == "code":
@@ -187,6 +191,9 @@ class Run:
                 "proposed": [t.name for t in spec.tools],
                 "verified": verified,
                 "dropped": sorted(n for n, r in results.items() if r["status"] == "dropped"),
+                # dropped because the model could not be reached or never answered validly,
+                # not because the tool's tests failed
+                "dropped_model_failed": sorted(n for n, r in results.items() if r.get("model_failed")),
             },
             "dropped_reasons": {n: r["reason"] for n, r in sorted(results.items()) if r["status"] == "dropped"},
             "debug": {

@@ -131,3 +131,29 @@ def test_a_misspelt_foreign_key_is_reasked_not_raised(tmp_path):
     schema, mapping = design_database(llm, "demo", tools)
     assert llm.reasks == ["database/-/0#0"] and mapping == {"add_note": ["note"]}
     assert {t.name for t in schema.tables} == {"note", "item"}
+
+
+class FailingFor(ScriptedBackend):
+    """Scripted answers, except that the model never answers for the steps of one tool."""
+
+    def __init__(self, answers, tool: str):
+        super().__init__(answers)
+        self.tool = tool
+
+    def complete(self, key, turn, messages):
+        if key.item == self.tool:
+            raise LLMError(f"{key}: openai/test-model failed (HTTP 500) after 5 requests: upstream unavailable")
+        return super().complete(key, turn, messages)
+
+
+def test_a_tool_the_model_never_answered_for_is_reported_apart_and_the_run_exits_non_zero(tmp_path):
+    from agents.__main__ import execute
+    from agents.pipeline import Run
+    from tests.scripted_domain import answers
+
+    llm = LLM(FailingFor(answers(), "get_book"), Transcript(tmp_path / "transcript.jsonl"))
+    code = execute(Run("reading_list", tmp_path, llm, with_graph=False, test_timeout=0.5))
+    tools = json.loads((tmp_path / "report.json").read_text())["tools"]
+    assert code == 3
+    assert tools["dropped_model_failed"] == ["get_book"] and "get_book" in tools["dropped"]
+    assert "get_book" not in tools["verified"] and tools["verified"]
