@@ -9,7 +9,14 @@ the episode continues from its last commit. A monitor thread notices deaths of i
 processes and replaces them at once; callers notice deaths during their own call.
 
 The template is started through verification/confine.py (refused where this machine cannot
-confine generated code; a cgroup limits memory and processes over the whole tree). Frames with
+confine generated code; a cgroup limits memory and processes over the whole tree), inside
+bubblewrap's mount, PID, IPC, UTS and network namespaces where they work: it sees the
+interpreter, the worker and this pool's data folder (bound read-write), and keeps no capability
+but switching uids. Each episode process runs as a uid of its own, from a range this pool holds
+(WORLDSMITH_EPISODE_UID_BASE, else a random one), and its directory is that uid's alone (0700):
+episodes cannot signal, trace, read the /proc files of, or open the files of one another, even
+without Landlock and seccomp. Where bubblewrap or root is missing, the layer is left out and said
+so on stderr; the process's own layers (Landlock, seccomp, limits) apply either way. Frames with
 an episode are verification/protocol.py's (random request ids, size caps); a reply that is late,
 too large, malformed, for another request, or not asked for costs that episode its process
 (and only that episode's), never its committed state.
@@ -20,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import secrets
 import select
 import shutil
 import signal
@@ -41,6 +49,11 @@ WORKER = Path(__file__).resolve().parent.parent / "verification" / "episodes_wor
 KILL_GRACE_S = 1.0  # past its own timeout a call may take this long before the parent kills the process
 DUMP_REPLY_BYTES = 64 << 20
 SPAWN_TIMEOUT_S = 10.0
+UID_BASE_ENV = "WORLDSMITH_EPISODE_UID_BASE"
+EPISODE_LAYERS = ("namespaces", "identity", "dumpable", "landlock", "seccomp")
+# Layers to leave off, for tests that show what each layer alone stops; never set in service.
+_LAYERS_OFF: frozenset[str] = frozenset()
+_told: set[str] = set()
 
 
 class PoolError(RuntimeError):
@@ -51,26 +64,81 @@ def _shm_root() -> str | None:
     return "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 
-def start_template(data_dir: str, control_fd: int, processes: int, unconfined: bool):
+def start_template(data_dir: str, control_fd: int, processes: int, unconfined: bool, namespaces: bool = True):
     """Start the template process through the confinement layer (refused where this machine cannot
-    confine; a cgroup holds the tree's memory and process limits); each episode process adds its
-    own layers after the fork (episodes_worker.confine_episode)."""
+    confine; a cgroup holds the tree's memory and process limits), inside bubblewrap's namespaces
+    where they work, with `data_dir` bound read-write; each episode process adds its own layers
+    after the fork (episodes_worker.confine_episode). Returns (process, namespaces used)."""
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
     argv = [sys.executable, "-I", str(WORKER), str(control_fd), data_dir]
     log = open(os.path.join(data_dir, "template.log"), "ab")
+    os.fchmod(log.fileno(), 0o600)
     try:
         if unconfined:
             print("WARNING: episode processes run WITHOUT confinement (unsafe_unconfined=True): generated code can "
                   "read, write and run anything this user can.", file=sys.stderr, flush=True)
-            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
                                     pass_fds=[control_fd], start_new_session=True)
+            return proc, False
         tree_mb = max(2048, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20) * 3 // 4)
-        # No bubblewrap namespaces here: SQLite needs each episode's directory reachable by path,
-        # which a mount namespace without a writable bind of the data directory does not give.
-        return Confinement(memory_mb=tree_mb, processes=processes, scratch_mb=16, namespaces=False).popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, pass_fds=[control_fd])
+        conf = Confinement(memory_mb=tree_mb, processes=processes, scratch_mb=16, namespaces=namespaces,
+                           writable=(data_dir,), scratch_mode="0755")
+        used = conf._use_bwrap()
+        if namespaces and not used:
+            _tell("namespaces", "episode processes run without bubblewrap's namespaces (it is not installed or "
+                  "does not work here: `bwrap` on PATH, and user namespaces when not root); they still see the "
+                  "host's other files and processes by path, and rely on Landlock, seccomp and their own uid")
+        proc = conf.popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, pass_fds=[control_fd])
+        return proc, used
     finally:
         log.close()
+
+
+def _tell(layer: str, message: str) -> None:
+    """Say once per process which layer episode processes go without, and why."""
+    if layer not in _told:
+        _told.add(layer)
+        print(f"worldsmith: {message}.", file=sys.stderr, flush=True)
+
+
+class _Uids:
+    """A distinct unprivileged uid (used as the gid too) per live episode, from a contiguous range."""
+
+    def __init__(self, count: int) -> None:
+        configured = os.environ.get(UID_BASE_ENV)
+        base = int(configured, 0) if configured else 0x10000 * (1 + secrets.randbelow(0x7FEF))
+        if not 1000 <= base or base + count >= 0x7FFFFFFF:
+            raise PoolError(f"{UID_BASE_ENV}={configured}: episode uids must lie in 1000..2**31-2 "
+                            f"({count} from the base)")
+        self.base, self.count = base, count
+        self._free = list(range(count - 1, -1, -1))
+        self._lock = threading.Lock()
+
+    def take(self) -> int:
+        with self._lock:
+            if not self._free:
+                raise PoolError(f"all {self.count} episode uids are in use")
+            return self.base + self._free.pop()
+
+    def give(self, uid: int) -> None:
+        with self._lock:
+            self._free.append(uid - self.base)
+
+
+def _reachable_by_others(paths: list[str]) -> bool:
+    for path in paths:
+        parent = os.path.dirname(os.path.realpath(path))
+        while parent != "/":
+            if not os.stat(parent).st_mode & 0o001:
+                return False
+            parent = os.path.dirname(parent)
+    return True
+
+
+def _landlock_abi() -> int:
+    import ctypes
+
+    return max(0, ctypes.CDLL(None).syscall(444, None, 0, 1))
 
 
 def _readable(fd: int, timeout_ms: int = 0) -> bool:
@@ -106,6 +174,7 @@ class _Proc:
     pidfd: int = -1
     closed: bool = False
     restoring: bool = False
+    uid: int | None = None  # its own unprivileged uid, where the pool has them
     lost: bool = False  # its files were beyond repair and it was restarted from its template
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -122,11 +191,28 @@ class EpisodeProcesses:
                 raise PoolError(f"tool {name} does not load in the sandbox: refused by the sandbox: {error}") from None
         self.memory_mb, self.file_mb, self.max_result_bytes = memory_mb, file_mb, max_result_bytes
         self.unconfined, self.max_episodes = unsafe_unconfined, max_episodes
+        self.off = frozenset(_LAYERS_OFF)
+        if self.off:
+            print(f"WARNING: episode layers left off for a test: {', '.join(sorted(self.off))}", file=sys.stderr)
         self.root = tempfile.mkdtemp(prefix="worldsmith-episodes-", dir=_shm_root())
-        os.makedirs(os.path.join(self.root, "templates"))
-        os.makedirs(os.path.join(self.root, "episodes"))
+        # Episode uids may pass through the root and episodes/ to their own 0700 directory, never list
+        # them nor read the template's files (the tools' and the DB layer's code, template databases).
+        os.chmod(self.root, 0o711)
+        os.makedirs(os.path.join(self.root, "templates"), mode=0o700)
+        os.makedirs(os.path.join(self.root, "episodes"), mode=0o711)
+        os.chmod(os.path.join(self.root, "episodes"), 0o711)
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)  # even when close() is never called
-        Path(self.root, "init.json").write_text(json.dumps({"db_source": db_source, "tools": tool_sources}))
+        init = Path(self.root, "init.json")
+        init.touch(mode=0o600)
+        init.write_text(json.dumps({"db_source": db_source, "tools": tool_sources}))
+        self.uids: _Uids | None = None
+        if not unsafe_unconfined and "identity" not in self.off:
+            if os.geteuid() == 0:
+                self.uids = _Uids(max_episodes + 64)
+            else:
+                _tell("identity", "episode processes share this server's uid (a uid per episode needs the "
+                      "server to run as root); Landlock, seccomp and non-dumpable processes keep them apart")
+        self.layers: dict[str, bool] = {}
         self.restarts = 0  # episode processes replaced after a death
         self._control_lock = threading.Lock()
         self._book = threading.Lock()
@@ -141,6 +227,12 @@ class EpisodeProcesses:
         self._epoll = select.epoll()
         self._watched: dict[int, _Proc] = {}
         self._start_template()
+        if self.uids is not None and not self.layers["namespaces"] and not _reachable_by_others(
+                [sys.prefix, sys.base_prefix, str(WORKER.parent)]):
+            self.uids = None  # without a mount namespace to reopen them, other uids cannot reach the interpreter
+            self.layers["identity"] = False
+            _tell("identity", "episode processes share this server's uid: without bubblewrap, another uid cannot "
+                  f"reach the interpreter ({sys.base_prefix} lies below a folder closed to others)")
         self._monitor = threading.Thread(target=self._watch, name="worldsmith-episode-monitor", daemon=True)
         self._monitor.start()
 
@@ -148,10 +240,16 @@ class EpisodeProcesses:
     def _start_template(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self._template = start_template(self.root, theirs.fileno(), self.max_episodes + 64, self.unconfined)
+            self._template, namespaces = start_template(self.root, theirs.fileno(), self.max_episodes + 64,
+                                                        self.unconfined, "namespaces" not in self.off)
         finally:
             theirs.close()
         self._control = ours
+        confined = not self.unconfined
+        self.layers = {"namespaces": namespaces, "identity": self.uids is not None,
+                       "dumpable": confined and "dumpable" not in self.off,
+                       "landlock": confined and "landlock" not in self.off and _landlock_abi() > 0,
+                       "seccomp": confined and "seccomp" not in self.off and os.uname().machine == "x86_64"}
 
     def _stop_template(self) -> None:
         if getattr(self._template, "confinement", None) is not None:
@@ -204,16 +302,15 @@ class EpisodeProcesses:
     # -- episode processes ---------------------------------------------------------------
     def _spawn(self, proc: _Proc) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        own_dir = os.open(proc.dir, os.O_RDONLY | os.O_DIRECTORY)
         template_fd = os.open(self._templates[proc.key], os.O_RDONLY)
         try:
             reply, fds = self._ask_template(
                 {"op": "spawn", "now": proc.now, "memory_mb": self.memory_mb, "file_mb": self.file_mb,
-                 "max_result_bytes": self.max_result_bytes, "unconfined": self.unconfined},
-                [theirs.fileno(), own_dir, template_fd])
+                 "max_result_bytes": self.max_result_bytes, "unconfined": self.unconfined, "uid": proc.uid, "dir": proc.dir,
+                 "off": sorted(self.off)},
+                [theirs.fileno(), template_fd])
         finally:
             theirs.close()
-            os.close(own_dir)
             os.close(template_fd)
         if not reply.get("ok") or len(fds) != 1:
             ours.close()
@@ -225,10 +322,17 @@ class EpisodeProcesses:
             ready, _ = channel.receive(0, SPAWN_TIMEOUT_S)
         except (WorkerGone, WorkerTimeout, ProtocolError):
             ready = None
-        if not ready or ready.get("ready") is not True:
+        missing = ""
+        if ready and ready.get("ready") is True:  # every layer this machine gives, or the process is refused
+            got = ready.get("layers") if isinstance(ready.get("layers"), list) else []
+            missing = ", ".join(name for name in EPISODE_LAYERS
+                                if name != "namespaces" and self.layers.get(name) and name not in got)
+        if not ready or ready.get("ready") is not True or missing:
             ours.close()
             signal.pidfd_send_signal(fds[0], signal.SIGKILL) if _alive(fds[0]) else None
             os.close(fds[0])
+            if missing:
+                raise PoolError(f"the episode process did not get every confinement layer (missing: {missing})")
             raise PoolError("the episode process did not start (it died or did not answer while confining itself)")
         proc.sock, proc.channel, proc.pidfd = ours, channel, fds[0]
         with self._book:
@@ -275,7 +379,11 @@ class EpisodeProcesses:
     def _put_template(self, proc: _Proc) -> None:
         for name in ("db-wal", "db-shm"):
             Path(proc.dir, name).unlink(missing_ok=True)
-        shutil.copyfile(self._templates[proc.key], os.path.join(proc.dir, "db"))
+        db = os.path.join(proc.dir, "db")
+        shutil.copyfile(self._templates[proc.key], db)
+        os.chmod(db, 0o600)
+        if proc.uid is not None:
+            os.chown(db, proc.uid, proc.uid)
 
     def create(self, episode_id: str, key: str, now: str | None = None) -> None:
         with self._book:
@@ -285,8 +393,12 @@ class EpisodeProcesses:
             proc = _Proc(episode_id, os.path.join(self.root, "episodes", f"e{self._counter}"), key, now)
             self._procs[episode_id] = proc
         try:
-            os.mkdir(proc.dir)
-            shutil.copyfile(self._templates[key], os.path.join(proc.dir, "db"))
+            if self.uids is not None:
+                proc.uid = self.uids.take()
+            os.mkdir(proc.dir, 0o700)
+            if proc.uid is not None:  # its files are its uid's alone
+                os.chown(proc.dir, proc.uid, proc.uid)
+            self._put_template(proc)
             with proc.lock:
                 self._spawn(proc)
         except BaseException:
@@ -395,6 +507,9 @@ class EpisodeProcesses:
             if self._procs.get(proc.episode_id) is proc:
                 del self._procs[proc.episode_id]
         shutil.rmtree(proc.dir, ignore_errors=True)
+        if proc.uid is not None and proc.pidfd < 0:  # its process is gone: the uid may serve another episode
+            self.uids.give(proc.uid)
+            proc.uid = None
 
     def _proc(self, episode_id: str) -> _Proc:
         with self._book:

@@ -76,10 +76,15 @@ class Confinement:
     """How to start a confined process; one instance may start many."""
 
     def __init__(self, memory_mb: int = 1536, processes: int = 16, scratch_mb: int = 64, file_mb: int = 8,
-                 open_files: int = 256, readable: tuple[str, ...] = (), namespaces: bool = True):
+                 open_files: int = 256, readable: tuple[str, ...] = (), namespaces: bool = True,
+                 writable: tuple[str, ...] = (), scratch_mode: str = "1777"):
         self.memory_mb, self.processes, self.scratch_mb = memory_mb, processes, scratch_mb
         self.file_mb, self.open_files = file_mb, open_files
         self.namespaces = namespaces  # False: Landlock/seccomp/identity only (as where namespaces are refused)
+        # writable: host folders bound read-write at the same path (a tree that forks its own confined
+        # children and hands each a folder of it); scratch_mode: 0755 keeps /tmp to the tree's root
+        self.writable = tuple(os.path.realpath(p) for p in writable)
+        self.scratch_mode = scratch_mode
         roots = [sys.base_prefix, sys.prefix, HERE, *readable]
         self.readable = sorted({os.path.realpath(p) for p in roots} | set(_system_readable()))
 
@@ -91,7 +96,7 @@ class Confinement:
         """argv wrapped in bubblewrap when namespaces work here, else argv itself."""
         if not self._use_bwrap():
             return list(argv)
-        return _bwrap_argv(self.readable, self.scratch_mb) + ["--", *argv]
+        return _bwrap_argv(self.readable, self.scratch_mb, self.writable, self.scratch_mode) + ["--", *argv]
 
     def _spec(self, scratch: str, uid: int) -> dict:
         return {"uid": uid, "gid": uid, "readable": [p for p in self.readable if os.path.exists(p)],
@@ -159,11 +164,14 @@ def _host_scratch(uid: int) -> str:
     return path
 
 
-def _bwrap_argv(readable: list[str], scratch_mb: int) -> list[str]:
+def _bwrap_argv(readable: list[str], scratch_mb: int, writable: tuple[str, ...] = (),
+                scratch_mode: str = "1777") -> list[str]:
     args = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     if os.geteuid() != 0:  # unprivileged: namespaces need a user namespace (root keeps its uid switch instead)
         args += ["--unshare-user", "--cap-drop", "ALL"]
+    else:  # root keeps only what switching to the sandbox uid takes; that switch then clears these too
+        args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     dirs: set[str] = set()
     binds: list[str] = []
     for path in readable:
@@ -180,8 +188,10 @@ def _bwrap_argv(readable: list[str], scratch_mb: int) -> list[str]:
     for path in sorted(dirs, key=lambda p: (p.count("/"), p)):
         args += ["--perms", "0755", "--dir", path]
     args += binds
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(scratch_mb << 20),
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", scratch_mode, "--size", str(scratch_mb << 20),
              "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    for path in writable:  # after /dev and /tmp, which would hide a bind below them
+        args += ["--bind", path, path]
     return args
 
 

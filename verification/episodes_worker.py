@@ -7,7 +7,7 @@ episode process, after that process has confined itself. The template answers on
 socket (SOCK_SEQPACKET, file descriptors passed with SCM_RIGHTS):
 
   template {path}                  -> {}             templates/K.db from the rows in templates/K.json
-  spawn    {now, memory_mb, ...} + [channel, episode dir, template file] -> {pid} + [pidfd]
+  spawn    {dir, uid, now, memory_mb, ...} + [channel, template file] -> {pid} + [pidfd]
 
 A spawned episode process keeps its database as `db` in its own directory (on the parent's
 tmpfs), in WAL mode with an exclusive lock and no checkpoints: a commit appends the changed
@@ -79,9 +79,10 @@ def _safe_builtins() -> dict:
 _PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS, _PR_SET_DUMPABLE, _PR_SET_SECCOMP = 1, 38, 4, 22
 # x86_64 system calls an episode never needs: new processes and programs, sockets, tracing,
 # namespaces and mounts, other processes' memory, kernel keyrings, BPF, io_uring.
+# SysV IPC and POSIX message queues too: episodes of one template share an IPC namespace.
 _DENIED_SYSCALLS = (56, 57, 58, 59, 322, 435, 41, 42, 43, 49, 50, 53, 288, 101, 272, 308, 165, 166, 155, 161,
                     310, 311, 321, 248, 249, 250, 323, 298, 425, 426, 427, 135, 175, 313, 246, 303, 304, 133, 259,
-                    424, 434, 438, 428, 429, 430, 431, 432, 433)
+                    424, 434, 438, 428, 429, 430, 431, 432, 433, 29, 64, 68, 240)
 _AUDIT_ARCH_X86_64 = 0xC000003E
 
 
@@ -138,18 +139,52 @@ def _landlock(own_dir: int, readable: list[str]) -> int:
     return abi
 
 
-def confine_episode(own_dir: int, memory_mb: int, file_mb: int) -> None:
-    """Everything an episode process gives up before it runs generated code."""
+def confine_episode(own_path: str, memory_mb: int, file_mb: int, uid: int | None = None,
+                    off: frozenset = frozenset()) -> list[str]:
+    """Everything an episode process gives up before it runs generated code, ending in its own
+    directory; returns the layers applied (the parent refuses a process missing one it expects).
+    `off` is for tests only."""
+    applied = []
     for limit, value in ((resource.RLIMIT_AS, memory_mb << 20), (resource.RLIMIT_FSIZE, file_mb << 20),
                          (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NOFILE, 64)):
         resource.setrlimit(limit, (value, value))
-    if os.geteuid() == 0:  # root inside the namespaces: no capabilities left (its files are its own)
+    if uid is not None:  # its own uid: no signals, ptrace, /proc files or files of other episodes
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # every uid non-zero: the kernel clears all capabilities
+        if os.getresuid() != (uid, uid, uid) or os.getresgid() != (uid, uid, uid) or _capabilities() != 0:
+            raise OSError("the episode's uid switch did not take")
+        lockdown._drop_capabilities()  # the inheritable set too, which the uid switch leaves
+        resource.setrlimit(resource.RLIMIT_NPROC, (16, 16))  # this uid's tasks: its one process and its threads
+        applied.append("identity")
+    elif os.geteuid() == 0:  # root without a uid of its own: at least no capabilities left
         lockdown._drop_capabilities()
+    # Opened by path here, as its own uid (the template may not enter it): a descriptor from the
+    # server would name the host's mount, outside this namespace's root, and SQLite needs the path.
+    own_dir = os.open(own_path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    os.fchdir(own_dir)
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # no /proc/<pid>/mem or ptrace by a sibling
+    if "dumpable" not in off:
+        _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # no /proc/<pid>/mem or ptrace by a sibling, even of one uid
+        applied.append("dumpable")
     readable = sorted({sys.prefix, sys.base_prefix, os.path.dirname(os.__file__), os.path.dirname(guard.__file__)})
-    _landlock(own_dir, readable)
-    _seccomp_deny(_DENIED_SYSCALLS)
+    if "landlock" not in off and _landlock(own_dir, readable):
+        applied.append("landlock")
+    os.close(own_dir)
+    if "seccomp" not in off:
+        _seccomp_deny(_DENIED_SYSCALLS)
+        applied.append("seccomp")
+    return applied
+
+
+def _capabilities() -> int:
+    """Permitted, effective and ambient capabilities together (0: none)."""
+    found = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(("CapPrm:", "CapEff:", "CapAmb:")):
+                found |= int(line.split()[1], 16)
+    return found
 
 
 # -- databases -----------------------------------------------------------------------------
@@ -342,7 +377,7 @@ class Episode:
         return {"error": error}
 
 
-def _serve_episode(channel: int, own_dir: int, template_fd: int, spec: dict, db_module, engine, pool, code,
+def _serve_episode(channel: int, template_fd: int, spec: dict, db_module, engine, pool, code,
                    template_pid: int) -> None:
     """In the forked child: confine, open the database, define the tools, serve."""
     os.setsid()
@@ -353,16 +388,19 @@ def _serve_episode(channel: int, own_dir: int, template_fd: int, spec: dict, db_
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    keep = {channel, own_dir, template_fd, null, 0, 1, 2}
+    keep = {channel, template_fd, null, 0, 1, 2}
     for fd in map(int, os.listdir("/proc/self/fd")):
         if fd not in keep:
             try:
                 os.close(fd)
             except OSError:
                 pass
-    os.fchdir(own_dir)
-    if not spec.get("unconfined"):
-        confine_episode(own_dir, spec["memory_mb"], spec["file_mb"])
+    layers = []
+    if spec.get("unconfined"):
+        os.chdir(spec["dir"])
+    else:  # it enters its directory as its own uid (the template may not)
+        layers = confine_episode(spec["dir"], spec["memory_mb"], spec["file_mb"], spec.get("uid"),
+                                 frozenset(spec.get("off") or ()))
     db = EpisodeDB(db_module, engine, pool, template_fd, spec.get("now"))
     tools = {}
     shared = _safe_builtins()
@@ -371,7 +409,7 @@ def _serve_episode(channel: int, own_dir: int, template_fd: int, spec: dict, db_
         exec(compiled, namespace)
         tools[name] = namespace[name]
     episode = Episode(socket.socket(fileno=channel), db, tools, spec["max_result_bytes"], spec["memory_mb"])
-    episode.send(0, {"ready": True})
+    episode.send(0, {"ready": True, "layers": layers})
     episode.serve()
 
 
@@ -434,13 +472,14 @@ class Template:
         return {"ok": True}
 
     def spawn(self, message: dict, fds: list[int]) -> tuple[dict, list[int]]:
-        channel, own_dir, template_fd = fds
+        channel, template_fd = fds
+        _reap()  # a replaced process of the same episode must not count against its uid's process limit
         template_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
             code = 0
             try:
-                _serve_episode(channel, own_dir, template_fd, message, self.db, self.engine, self.pool, self.code,
+                _serve_episode(channel, template_fd, message, self.db, self.engine, self.pool, self.code,
                                template_pid)
             except BaseException:
                 code = 3
