@@ -7,26 +7,41 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from domains.spec import Table, ToolSchema, ToolTest
+from agents.test_format import TestCase
+from domains.spec import State, Table, ToolSchema
 
 
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ToolSchemas(_Answer):
-    """Schema agent: the domain's tools."""
+class ToolEntry(_Answer):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
+    summary: str = Field(description="one sentence: what the tool does")
+
+
+class ToolCatalog(_Answer):
+    """Schema agent, first request: the domain and the names of its tools (details come in batches)."""
 
     description: str = Field(description="one paragraph on the domain")
-    tools: list[ToolSchema] = Field(min_length=1)
+    tools: list[ToolEntry] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _unique(self) -> ToolSchemas:
+    def _unique(self) -> ToolCatalog:
         names = [t.name for t in self.tools]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"tool names repeat: {dupes}")
+        reserved = sorted(set(names) & {"reset", "step", "state", "close"})
+        if reserved:
+            raise ValueError(f"{reserved} are reserved for the environment, not tools")
         return self
+
+
+class ToolSchemas(_Answer):
+    """Schema agent, later requests: the full schemas of a few named tools."""
+
+    tools: list[ToolSchema] = Field(min_length=1)
 
 
 class DatabaseDesign(_Answer):
@@ -52,29 +67,31 @@ class ToolCode(_Answer):
     _code = field_validator("code")(_parses)
 
 
-class ToolTests(_Answer):
-    """Test agent: one tool's procedural tests."""
+class TestPage(_Answer):
+    """Test agent: the shared fixture (first request only) and a few cases."""
 
-    tests: list[ToolTest] = Field(min_length=2)
+    __test__ = False  # not a pytest class
+
+    fixture: State | None = Field(None, description="the DB state every case starts from (first request only)")
+    cases: list[TestCase] = Field(min_length=1)
+    done: bool = Field(description="true when the cases written so far cover the tool")
 
     @model_validator(mode="after")
-    def _both_kinds(self) -> ToolTests:
-        kinds = {t.kind for t in self.tests}
-        if kinds != {"success", "rejection"}:
-            raise ValueError("write both success and rejection tests")
-        names = [t.name for t in self.tests]
+    def _unique(self) -> TestPage:
+        names = [c.name for c in self.cases]
         if len(names) != len(set(names)):
-            raise ValueError("test names repeat")
+            raise ValueError("case names repeat")
         return self
 
 
 class DebugFix(_Answer):
-    """Debug agent: a diagnosis and a fix to the code or to the tests."""
+    """Debug agent: a diagnosis and a fix to the code, or corrected cases (replacing those of the same name)."""
 
     diagnosis: str
     fix: Literal["code", "tests"]
     code: str | None = None
-    tests: list[ToolTest] | None = None
+    cases: list[TestCase] | None = Field(None, description="corrected or added cases, against the fixture")
+    fixture: State | None = Field(None, description="a corrected fixture, only when the fixture itself is wrong")
 
     @model_validator(mode="after")
     def _has_fix(self) -> DebugFix:
@@ -82,6 +99,6 @@ class DebugFix(_Answer):
             if not self.code:
                 raise ValueError("fix 'code' needs the corrected code")
             _parses(self.code)
-        if self.fix == "tests" and not self.tests:
-            raise ValueError("fix 'tests' needs the corrected tests")
+        if self.fix == "tests" and not (self.cases or self.fixture):
+            raise ValueError("fix 'tests' needs the corrected cases (or fixture)")
         return self

@@ -7,13 +7,14 @@ import json
 from agents.answers import ToolCode
 from agents.llm import LLM, StepKey
 from agents.prompts import CODE_SYSTEM
+from domains.db_layer import module_view
 from domains.spec import DomainSpec, ToolSchema
 
 
 def write_tool(llm: LLM, spec: DomainSpec, tool: ToolSchema, db_source: str) -> str:
-    tables = [spec.db.table(t).model_dump(exclude_defaults=True) for t in spec.tool_tables.get(tool.name, [])]
+    # Only the classes of the tables the tool touches: the helpers are in the conventions.
     prompt = (
         f"Implement the tool `{tool.name}`.\n\nTool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True), indent=1)}"
-        f"\n\nTables it uses:\n{json.dumps(tables, indent=1)}\n\nThe db module (compiled from the DB schema):\n{db_source}"
+        f"\n\nThe db module's classes for the tables it uses:\n{module_view(db_source, spec.tables_of(tool.name))}"
     )
     return llm.structured(StepKey("code", tool.name), CODE_SYSTEM, prompt, ToolCode).code

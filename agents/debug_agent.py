@@ -1,4 +1,4 @@
-"""Debug agent: failing procedural tests → a fix to the tool code or to the test instances."""
+"""Debug agent: failing procedural tests → a fix to the tool code or to the failing cases."""
 
 from __future__ import annotations
 
@@ -7,13 +7,30 @@ import json
 from agents.answers import DebugFix
 from agents.llm import LLM, StepKey
 from agents.prompts import DEBUG_SYSTEM
-from domains.spec import ToolSchema, ToolTest
+from agents.test_format import TestCase, expand
+from domains.db_layer import module_view
+from domains.spec import DomainSpec, State, ToolSchema
 
 
-def propose_fix(llm: LLM, tool: ToolSchema, code: str, tests: list[ToolTest], report: str, attempt: int) -> DebugFix:
+def apply_fix(fix: DebugFix, fixture: State, cases: list[TestCase]) -> tuple[State, list[TestCase]]:
+    """The tests after a 'tests' fix: corrected cases replace those of the same name, new ones are added."""
+    fixture = fix.fixture or fixture
+    by_name = {c.name: c for c in fix.cases or []}
+    patched = [by_name.pop(c.name, c) for c in cases] + list(by_name.values())
+    return fixture, patched
+
+
+def propose_fix(llm: LLM, spec: DomainSpec, tool: ToolSchema, db_source: str, code: str, fixture: State,
+                cases: list[TestCase], report: str, attempt: int) -> DebugFix:
     prompt = (
-        f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True), indent=1)}\n\nCode:\n{code}\n\n"
-        f"Tests:\n{json.dumps([t.model_dump(exclude_defaults=True) for t in tests], indent=1)}\n\n"
-        f"Failures:\n{report}"
+        f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True), indent=1)}\n\n"
+        f"The db module's classes for its tables:\n{module_view(db_source, spec.tables_of(tool.name))}\n\n"
+        f"Code:\n{code}\n\nFixture:\n{json.dumps(fixture, indent=1)}\n\n"
+        f"Cases:\n{json.dumps([c.model_dump(exclude_defaults=True) for c in cases], indent=1)}\n\nFailures:\n{report}"
     )
-    return llm.structured(StepKey("debug", tool.name, attempt), DEBUG_SYSTEM, prompt, DebugFix)
+
+    def fits(answer: DebugFix) -> None:
+        if answer.fix == "tests":
+            expand(*apply_fix(answer, fixture, cases), spec.db)
+
+    return llm.structured(StepKey("debug", tool.name, attempt), DEBUG_SYSTEM, prompt, DebugFix, check=fits)

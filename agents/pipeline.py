@@ -26,10 +26,11 @@ from langgraph.types import Send
 
 from agents.code_agent import write_tool
 from agents.database_agent import design_database
-from agents.debug_agent import propose_fix
+from agents.debug_agent import apply_fix, propose_fix
 from agents.llm import LLM, LLMError, MissingStep
 from agents.schema_agent import propose_tools
 from agents.test_agent import write_tests
+from agents.test_format import expand
 from domains.db_layer import compile_db, integrity_cases, integrity_json
 from domains.spec import DomainSpec, ToolSchema
 from mcp_servers.sample_state import build_sample_state
@@ -87,9 +88,9 @@ class Run:
     # -- nodes ---------------------------------------------------------------------------
     def schema(self, state: State) -> State:
         t = time.perf_counter()
-        answer = propose_tools(self.llm, self.domain)
-        self.log(f"schema: {len(answer.tools)} tools proposed")
-        return {"description": answer.description, "spec": {"tools": [x.model_dump() for x in answer.tools]},
+        description, tools = propose_tools(self.llm, self.domain)
+        self.log(f"schema: {len(tools)} tools proposed")
+        return {"description": description, "spec": {"tools": [x.model_dump() for x in tools]},
                 "timings": {"schema": time.perf_counter() - t}}
 
     def database(self, state: State) -> State:
@@ -127,12 +128,13 @@ class Run:
         record = {"status": "dropped", "debug_attempts": 0, "repaired": False, "reason": ""}
         try:
             code = write_tool(self.llm, spec, tool, task["db_source"])
-            tests = write_tests(self.llm, spec, tool)
+            fixture, cases = write_tests(self.llm, spec, tool)
         except MissingStep:
             raise  # a replay that lacks a step stops the run; it never drops a tool
         except LLMError as error:  # the model could not answer: not a verdict on the tool
             record.update(reason=str(error), model_failed=True)
             return self._finish(tool.name, record, started, 0.0)
+        tests = expand(fixture, cases, spec.db)
         box = self.sandbox(task["db_source"])
         test_seconds = 0.0
         try:
@@ -152,7 +154,7 @@ class Run:
                 if attempt == self.debug_budget:
                     break
                 try:
-                    fix = propose_fix(self.llm, tool, code, tests, report, attempt)
+                    fix = propose_fix(self.llm, spec, tool, task["db_source"], code, fixture, cases, report, attempt)
                 except MissingStep:
                     raise
                 except LLMError as error:
@@ -162,7 +164,8 @@ class Run:
                 if fix.fix == "code":
                     code = fix.code
                 else:
-                    tests = list(fix.tests)
+                    fixture, cases = apply_fix(fix, fixture, cases)
+                    tests = expand(fixture, cases, spec.db)
         finally:
             self.release(box)
         return self._finish(tool.name, record, started, test_seconds)

@@ -1,17 +1,56 @@
-"""Schema agent: a domain keyword → the domain's tool schemas."""
+"""Schema agent: a domain keyword → the domain's tool schemas.
+
+Asked in bounded pieces: first the tool list (names and one line each), then the full schemas
+of a few tools per request. A batch whose answer is cut off at the output limit is split in
+two and asked again, never repeated whole.
+"""
 
 from __future__ import annotations
 
-from agents.answers import ToolSchemas
-from agents.llm import LLM, StepKey
-from agents.prompts import SCHEMA_SYSTEM
+import json
+
+from agents.answers import ToolCatalog, ToolSchemas
+from agents.llm import LLM, AnswerTruncated, StepKey
+from agents.prompts import CATALOG_SYSTEM, SCHEMA_SYSTEM
+from domains.spec import ToolSchema
+
+BATCH = 4  # tools per detail request: a few thousand output tokens at most
 
 
-def propose_tools(llm: LLM, domain: str) -> ToolSchemas:
+def propose_tools(llm: LLM, domain: str) -> tuple[str, list[ToolSchema]]:
+    """The domain's description and its tool schemas, in the catalog's order."""
     keyword = domain.replace("_", " ")
-    prompt = (
-        f"Domain: {keyword}\n\nDefine 30 to 50 atomic tools for the {keyword} domain, reads and writes mixed, "
+    catalog = llm.structured(StepKey("schema"), CATALOG_SYSTEM, (
+        f"Domain: {keyword}\n\nList 30 to 50 atomic tools for the {keyword} domain, reads and writes mixed, "
         "so that realistic multi-step tasks can be composed from them: listers and searches that return "
-        "record identifiers, creators that return the new identifier, updates and deletions."
+        "record identifiers, creators that return the new identifier, updates and deletions."), ToolCatalog)
+    entries = [(t.name, t.summary) for t in catalog.tools]
+    tools: list[ToolSchema] = []
+    for start in range(0, len(entries), BATCH):
+        tools += _details(llm, keyword, catalog.description, entries, entries[start:start + BATCH])
+    return catalog.description, tools
+
+
+def _details(llm: LLM, keyword: str, description: str, everything: list[tuple[str, str]],
+             batch: list[tuple[str, str]]) -> list[ToolSchema]:
+    names = [n for n, _ in batch]
+    item = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+    prompt = (
+        f"Domain: {keyword}. {description}\n\nThe domain's tools (for consistent names and shapes):\n"
+        + "\n".join(f"- {n}: {s}" for n, s in everything)
+        + f"\n\nWrite the full schemas of exactly these {len(names)} tools, in this order:\n"
+        + json.dumps(dict(batch), indent=1)
     )
-    return llm.structured(StepKey("schema"), SCHEMA_SYSTEM, prompt, ToolSchemas)
+
+    def exactly_these(answer: ToolSchemas) -> None:
+        got = [t.name for t in answer.tools]
+        if got != names:
+            raise ValueError(f"answer the tools {names} in this order, no others; got {got}")
+
+    try:
+        return llm.structured(StepKey("schema", item), SCHEMA_SYSTEM, prompt, ToolSchemas,
+                              check=exactly_these, split=len(batch) > 1).tools
+    except AnswerTruncated:
+        half = len(batch) // 2
+        return (_details(llm, keyword, description, everything, batch[:half])
+                + _details(llm, keyword, description, everything, batch[half:]))

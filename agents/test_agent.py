@@ -1,23 +1,84 @@
-"""Test agent: one tool schema → procedural tests, each with its own matched DB instance."""
+"""Test agent: one tool schema → procedural tests, a shared fixture and a few cases per request.
+
+Requests go on until the agent says the tool is covered (with both success and rejection
+cases) or the request budget is spent. A request whose answer is cut off at the output limit
+is asked again for half as many cases: the rest come in the following requests.
+"""
 
 from __future__ import annotations
 
 import json
 
-from agents.answers import ToolTests
-from agents.llm import LLM, StepKey
+from agents.answers import TestPage
+from agents.llm import LLM, AnswerTruncated, LLMError, StepKey
 from agents.prompts import TESTS_SYSTEM
-from domains.spec import DomainSpec, ToolSchema, ToolTest
+from agents.test_format import TestCase, expand
+from domains.spec import DomainSpec, State, ToolSchema
+
+PER_REQUEST = 6
+MAX_REQUESTS = 8
 
 
-def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> list[ToolTest]:
+def table_columns(spec: DomainSpec, tool: str) -> str:
+    """The tables a state for `tool` fills, a line per column (shorter than their JSON)."""
+    lines = []
+    for name in spec.tables_of(tool):
+        table = spec.db.table(name)
+        lines.append(f"{name} (keys {table.id_prefix}-0001 upward){': ' + table.description if table.description else ''}")
+        for c in table.columns:
+            facts = [c.type, "primary key" if c.primary_key else "" if c.nullable else "not null",
+                     f"default {c.default!r}" if c.default is not None else "", "unique" if c.unique else "",
+                     f"references {c.foreign_key}" if c.foreign_key else "",
+                     f"at most {c.max_length} chars" if c.max_length else "",
+                     f"one of {'|'.join(c.choices)}" if c.choices else "",
+                     f">= {c.minimum:g}" if c.minimum is not None else "",
+                     f"<= {c.maximum:g}" if c.maximum is not None else ""]
+            facts = [f for f in facts if f]
+            lines.append(f"  - {c.name}: {', '.join(facts)}{'; ' + c.description if c.description else ''}")
+    return "\n".join(lines)
+
+
+def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, list[TestCase]]:
     # The test agent sees the contract, not the code: tests written from the code would only
     # confirm what the code already does.
-    tables = [spec.db.table(t).model_dump(exclude_defaults=True) for t in spec.tool_tables.get(tool.name, [])]
-    referenced = sorted({c.foreign_key.split(".")[0] for t in tables for c in spec.db.table(t["name"]).columns if c.foreign_key})
-    prompt = (
-        f"Write procedural tests for the tool `{tool.name}`.\n\nTool schema:\n"
-        f"{json.dumps(tool.model_dump(exclude_defaults=True), indent=1)}\n\nTables it uses:\n{json.dumps(tables, indent=1)}"
-        f"\n\nTables they reference: {', '.join(referenced) or 'none'}"
-    )
-    return llm.structured(StepKey("tests", tool.name), TESTS_SYSTEM, prompt, ToolTests).tests
+    base = (f"Write procedural tests for the tool `{tool.name}`.\n\nTool schema:\n"
+            f"{json.dumps(tool.model_dump(exclude_defaults=True))}\n\n"
+            f"Tables a state for it needs (a row gives every column; nullable ones without a default may be left out when null):\n"
+            f"{table_columns(spec, tool.name)}")
+    fixture: State | None = None
+    cases: list[TestCase] = []
+    limit = PER_REQUEST
+    for request in range(MAX_REQUESTS):
+        if fixture is None:
+            ask = f"Write the fixture and the first cases: at most {limit} cases in this answer."
+        else:
+            written = "\n".join(f"- {c.name} ({c.kind}): {json.dumps(c.arguments, sort_keys=True)}" for c in cases)
+            missing = sorted({"success", "rejection"} - {c.kind for c in cases})
+            ask = (f"The fixture (leave it out of this answer):\n{json.dumps(fixture)}\n\nCases written so far:\n"
+                   f"{written}\n\nWrite at most {limit} more cases, not repeating these"
+                   + (f"; the tests still need a {' and a '.join(missing)} case." if missing else "."))
+
+        def check(page: TestPage, first: bool = fixture is None, limit: int = limit) -> None:
+            if first and page.fixture is None:
+                raise ValueError("the first answer must give the fixture")
+            if not first and page.fixture is not None:
+                raise ValueError("the fixture is already written: give only the new cases")
+            if len(page.cases) > limit:
+                raise ValueError(f"at most {limit} cases in this answer; the rest come in the next one")
+            repeated = sorted({c.name for c in page.cases} & {c.name for c in cases})
+            if repeated:
+                raise ValueError(f"case names already used: {repeated}")
+            expand(page.fixture if first else fixture, page.cases, spec.db)
+
+        try:
+            page = llm.structured(StepKey("tests", tool.name, request), TESTS_SYSTEM, f"{base}\n\n{ask}", TestPage,
+                                  check=check, split=limit > 1)
+        except AnswerTruncated:
+            limit //= 2  # the same work in smaller answers, not the same request again
+            continue
+        if fixture is None:
+            fixture = page.fixture
+        cases += page.cases
+        if page.done and {c.kind for c in cases} == {"success", "rejection"}:
+            return fixture, cases
+    raise LLMError(f"tests/{tool.name}: the tests were not complete after {MAX_REQUESTS} requests")

@@ -171,6 +171,19 @@ class DomainSpec(_Model):
                 return t
         raise KeyError(name)
 
+    def tables_of(self, tool: str) -> list[str]:
+        """The tables a tool reads or writes and those they reference, in the schema's order:
+        what a state for the tool must fill."""
+        wanted = set(self.tool_tables.get(tool, []))
+        todo = list(wanted)
+        while todo:
+            for column in self.db.table(todo.pop()).columns:
+                target = column.foreign_key.split(".")[0] if column.foreign_key else None
+                if target and target not in wanted:
+                    wanted.add(target)
+                    todo.append(target)
+        return [t.name for t in self.db.tables if t.name in wanted]
+
 
 # A DB state: table name → list of rows (column → JSON value). Dates are ISO strings.
 State = dict[str, list[dict[str, Any]]]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 
+from agents.test_format import encode
+from domains.spec import DBSchema, ToolTest
+
 TOOLS = [
     {
         "name": "add_book", "description": "Add a book to the reading list.", "mutates": True,
@@ -165,12 +168,22 @@ def _tests() -> dict[str, list[dict]]:
     }
 
 
+def _page(tests: list[dict]) -> dict:
+    """Tests in the answer format: one request with the shared fixture and every case."""
+    fixture, cases = encode([ToolTest.model_validate(t) for t in tests], DBSchema.model_validate(
+        {"tables": DATABASE["tables"]}))
+    return {"fixture": fixture, "cases": [c.model_dump(exclude_defaults=True) for c in cases], "done": True}
+
+
 def answers(debug_budget: int = 3) -> dict:
     """Step key → answer. Includes malformed JSON and a schema-invalid answer, each re-asked."""
     tests = _tests()
     out: dict = {
         "schema/-/0": "{not json at all",  # malformed: re-asked
-        "schema/-/0#1": {"description": "A personal reading list.", "tools": copy.deepcopy(TOOLS)},
+        "schema/-/0#1": {"description": "A personal reading list.",
+                         "tools": [{"name": t["name"], "summary": t["description"]} for t in TOOLS]},
+        "schema/add_book..count_books/0": {"tools": copy.deepcopy(TOOLS[:4])},
+        "schema/export_list/0": {"tools": copy.deepcopy(TOOLS[4:])},
         "database/-/0": {"tables": [{"name": "book", "columns": []}], "tool_tables": {}},  # invalid: re-asked
         "database/-/0#1": copy.deepcopy(DATABASE),
         "code/add_book/0": {"code": ADD_BOOK_DRAFT},
@@ -185,11 +198,14 @@ def answers(debug_budget: int = 3) -> dict:
     for attempt in range(debug_budget):
         out[f"debug/count_books/{attempt}"] = {"diagnosis": "still loops", "fix": "code", "code": COUNT_HANG}
     for name, cases in tests.items():
-        out[f"tests/{name}/0"] = {"tests": cases}
+        if name != "export_list":
+            out[f"tests/{name}/0"] = _page(cases)
     # export_list's rejection test expects a TypeError, which is not a declared error: invalid, re-asked.
-    # The second answer expects the wrong declared error; the debug agent's second fix corrects the test.
+    # The second answer expects the wrong declared error; the debug agent's second fix corrects that case.
     wrong = {"name": "bad_limit", "kind": "rejection", "arguments": {"limit": 0}, "expect_error": "NotFound"}
-    out["tests/export_list/0#1"] = {"tests": [tests["export_list"][0], wrong]}
+    first = _page([tests["export_list"][0], wrong])
+    out["tests/export_list/0"] = {**first, "cases": [first["cases"][0], {**wrong, "expect_error": "TypeError"}]}
+    out["tests/export_list/0#1"] = first
     out["debug/export_list/1"] = {"diagnosis": "limit 0 is invalid input, not a missing record", "fix": "tests",
-                                  "tests": [tests["export_list"][0], {**wrong, "expect_error": "InvalidInput"}]}
+                                  "cases": [{**wrong, "expect_error": "InvalidInput"}]}
     return out
