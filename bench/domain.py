@@ -16,6 +16,23 @@ from verification.procedural import open_domain, tool_names
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def tokens(domain: Path) -> dict:
+    """LLM tokens of the recorded run (the same on replay as when recorded): per verified tool and
+    per procedural test case, prompt and completion, and the largest single answer."""
+    report = json.loads((domain / "report.json").read_text())
+    verified = len(report["tools"]["verified"])
+    total = report["tokens"]["total"]
+    tests = report["tokens"]["stages"].get("tests", {"prompt": 0, "completion": 0})
+    entries = [json.loads(line) for line in (domain / "transcript.jsonl").read_text().splitlines() if line.strip()]
+    largest = max(entries, key=lambda e: e["usage"]["completion_tokens"])
+    return {
+        "per_tool": {k: total[k] / verified for k in ("prompt", "completion", "total")},
+        "per_case": {k: tests[k] / report["procedural_tests"] for k in ("prompt", "completion")},
+        "requests": len(entries),
+        "largest_answer": (largest["usage"]["completion_tokens"], largest["key"]),
+    }
+
+
 def main(name: str = "job_seeking", runs: int = 3) -> None:
     domain = ROOT / "domains" / name
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -32,6 +49,12 @@ def main(name: str = "job_seeking", runs: int = 3) -> None:
     for stage in ("schema", "database", "compile_db", "graph"):
         if stage in timings["stages"]:
             print(f"  stage {stage:<10} {timings['stages'][stage]:.2f} s")
+
+    t = tokens(domain)
+    print(f"tokens per verified tool: {t['per_tool']['total']:,.0f} ({t['per_tool']['prompt']:,.0f} prompt + "
+          f"{t['per_tool']['completion']:,.0f} completion); tests stage per case: {t['per_case']['prompt']:,.0f} prompt + "
+          f"{t['per_case']['completion']:,.0f} completion; {t['requests']} requests; largest answer "
+          f"{t['largest_answer'][0]:,} tokens ({t['largest_answer'][1]})")
 
     per_tool = []
     with open_domain(domain) as box:
