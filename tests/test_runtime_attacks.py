@@ -4,6 +4,10 @@ own memory, a listening socket), never by what the attacking tool reports.
 
 Every attack tool passes the AST guard: it reaches `os`, `open` and `socket` through modules
 the guard allows, as the attacks on the old in-process sandbox did.
+
+Attacks across episodes, on host files and on the network run twice: with every layer, and
+with the OS layers alone (bubblewrap's namespaces around the template, a uid per episode) while
+Landlock, seccomp and non-dumpable processes are left off, so each set is shown to stop them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from mcp_servers import pool
 from mcp_servers.runtime import Environment
+from verification import confine
 from tests.mcp_fixtures import DUNE, EMMA, domain_with_tools, fixture_domain  # noqa: F401
 
 _OS = "    import dataclasses\n    os = dataclasses.sys.modules['os']\n"
@@ -104,7 +110,28 @@ TOOLS = dict([
                           "    return {'spawned': count}\n")),
     ("ptrace_parent", _tool("ptrace_parent", {"pid": "integer"},
                             _OPEN + "    return {'environ': open_('/proc/' + str(pid) + '/environ', 'rb').read().hex()}\n")),
+    ("ptrace_seize", _tool("ptrace_seize", {"pid": "integer"},
+                           _OS + "    ctypes = dataclasses.sys.modules['ctypes']\n    libc = ctypes.CDLL(None, use_errno=True)\n"
+                           "    if libc.ptrace(0x4206, pid, 0, 0) != 0:\n"  # PTRACE_SEIZE: traced, not stopped
+                           "        raise OSError(ctypes.get_errno(), 'ptrace')\n    return {'traced': pid}\n")),
+    ("read_mem", _tool("read_mem", {"pid": "integer"},  # forked from one template: its own map is the victim's
+                       _OS + _OPEN + "    found = []\n    mem = os.open('/proc/' + str(pid) + '/mem', os.O_RDONLY)\n"
+                       "    for line in open_('/proc/self/maps').read().splitlines():\n"
+                       "        span, perms = line.split()[:2]\n        if not perms.startswith('rw'):\n"
+                       "            continue\n        start, end = [int(x, 16) for x in span.split('-')]\n"
+                       "        try:\n            data = os.pread(mem, min(end - start, 1 << 26), start)\n"
+                       "        except OSError:\n            continue\n        at = data.find(b'SECRET-')\n"
+                       "        if at >= 0:\n            found.append(data[at:at + 40].decode('latin1'))\n"
+                       "    return {'found': found}\n")),
+    ("list_dir", _tool("list_dir", {"path": "string"}, _OS + "    return {'names': os.listdir(path)}\n")),
+    ("connect_abstract", _tool("connect_abstract", {"name": "string"},
+                               _OS + "    _socket = dataclasses.sys.modules['_socket']\n"
+                               "    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)\n"
+                               "    s.connect('\\0' + name)\n    s.send(b'leak')\n    return {'connected': name}\n")),
 ])
+
+# The layers the OS-only runs leave off: what is left is the namespaces and the uid per episode.
+OS_ONLY = frozenset({"landlock", "seccomp", "dumpable"})
 
 
 @pytest.fixture(scope="module")
@@ -114,12 +141,41 @@ def env(fixture_domain, tmp_path_factory):  # noqa: F811
         yield environment
 
 
+@pytest.fixture(scope="module")
+def os_env(fixture_domain, tmp_path_factory):  # noqa: F811
+    """Episodes with the OS layers alone: Landlock, seccomp and non-dumpable processes left off."""
+    domain = domain_with_tools(fixture_domain, tmp_path_factory.mktemp("os-attacks"), TOOLS)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pool, "_LAYERS_OFF", OS_ONLY)
+        environment = Environment(domain, call_timeout=2.0, memory_mb=256)
+    with environment:
+        missing = [name for name in ("namespaces", "identity") if not environment.pool.layers[name]]
+        if missing and not OS_ONLY & {"namespaces", "identity"}:  # missing here, not left off by a check
+            pytest.skip(f"episode processes get no {' and no '.join(missing)} here (bubblewrap; a server run as root)")
+        yield environment
+
+
+def _pair(env):
+    attacker, victim = env.create_episode("finish_dune"), env.create_episode("finish_dune")
+    assert victim.call("add_book", {"title": "SECRET-TITLE", "author": "V"}).ok
+    return attacker, victim
+
+
 @pytest.fixture
 def pair(env):
     """An attacker episode and a victim episode with a committed secret."""
-    attacker, victim = env.create_episode("finish_dune"), env.create_episode("finish_dune")
-    assert victim.call("add_book", {"title": "SECRET-TITLE", "author": "V"}).ok
+    attacker, victim = _pair(env)
     yield attacker, victim
+    attacker.close()
+    victim.close()
+
+
+@pytest.fixture(params=["every layer", "OS layers alone"])
+def layered(request):
+    """(env, attacker, victim), with every layer and with the OS layers alone."""
+    environment = request.getfixturevalue("env" if request.param == "every layer" else "os_env")
+    attacker, victim = _pair(environment)
+    yield environment, attacker, victim
     attacker.close()
     victim.close()
 
@@ -128,9 +184,10 @@ def _db_path(env, episode) -> str:
     return os.path.join(env.pool._proc(episode.id).dir, "db")
 
 
-def test_an_episode_cannot_read_or_write_another_episodes_database(env, pair):
-    attacker, victim = pair
+def test_an_episode_cannot_read_or_write_another_episodes_database(layered):
+    env, attacker, victim = layered
     expected = victim.state()
+    assert not attacker.call("list_dir", {"path": os.path.dirname(_db_path(env, victim))}).ok
     for target in (_db_path(env, victim), _db_path(env, victim) + "-wal"):
         read = attacker.call("read_file", {"path": target})
         assert not read.ok and "SECRET" not in read.text and bytes.hex(b"SECRET") not in read.text
@@ -142,15 +199,25 @@ def test_an_episode_cannot_read_or_write_another_episodes_database(env, pair):
     assert attacker.state() == {"book": [DUNE, EMMA]}
 
 
-def test_an_episode_cannot_touch_host_files(env, pair, tmp_path):
-    attacker, _ = pair
+def test_an_episode_cannot_touch_host_files(layered, tmp_path):
+    env, attacker, _ = layered
     host_file = tmp_path / "host.txt"
     host_file.write_text("host data")
-    assert not attacker.call("read_file", {"path": str(host_file)}).ok
-    assert not attacker.call("read_file", {"path": "/etc/passwd"}).ok
+    os.chmod(tmp_path, 0o755)  # open to any uid: only the confinement stands in the way
+    root = Path(env.pool.root)  # the pool's own files: the tools' code, template databases, the log
+    for path in (host_file, "/etc/passwd", "/etc/hostname", root / "init.json", root / "template.log",
+                 next((root / "templates").glob("*.db"))):
+        out = attacker.call("read_file", {"path": str(path)})
+        assert not out.ok and "host data" not in out.text and "root:" not in out.text, (path, out)
+    for path in (root, root / "episodes", root / "templates", tmp_path):
+        assert not attacker.call("list_dir", {"path": str(path)}).ok, path
+    listed = attacker.call("list_dir", {"path": "/etc"})  # refused, or the sandbox's own /etc
+    assert not listed.ok or not {"passwd", "hostname", "hosts"} & set(listed.result["names"]), listed
     planted = tmp_path / "planted.pth"
-    for path in (str(host_file), str(planted), str(Path(os.__file__).parent / "worldsmith_planted.pth")):
-        assert not attacker.call("write_file", {"path": path}).ok
+    for path in (str(host_file), str(planted), str(Path(os.__file__).parent / "worldsmith_planted.pth"),
+                 str(root / "planted"), str(root / "episodes" / "planted")):
+        assert not attacker.call("write_file", {"path": path}).ok, path
+    assert not (root / "planted").exists() and not (root / "episodes" / "planted").exists()
     assert not attacker.call("vacuum_into", {"path": str(tmp_path / "copy.db")}).ok
     assert host_file.read_text() == "host data"
     assert not planted.exists() and not (tmp_path / "copy.db").exists()
@@ -169,25 +236,66 @@ def test_an_episode_cannot_reach_the_server_or_other_processes(env, pair):
     assert "SECRET-TITLE" in [b["title"] for b in victim.state()["book"]]
 
 
-def test_an_episode_has_no_network_and_no_unix_sockets(env, pair, tmp_path):
-    attacker, _ = pair
+def test_an_episode_has_no_network_and_no_unix_sockets(layered, tmp_path):
+    _env, attacker, _ = layered
+    os.chmod(tmp_path, 0o755)
     tcp = socket.create_server(("127.0.0.1", 0))
     unix = socket.socket(socket.AF_UNIX)
     unix.bind(str(tmp_path / "s.sock"))
+    os.chmod(tmp_path / "s.sock", 0o777)
     unix.listen()
+    abstract = socket.socket(socket.AF_UNIX)
+    name = f"worldsmith-test-{os.getpid()}-{id(tmp_path)}"
+    abstract.bind("\0" + name)
+    abstract.listen()
     try:
         port = str(tcp.getsockname()[1])
         for tool, address in (("connect", port), ("connect", str(tmp_path / "s.sock")), ("raw_connect", port),
                               ("raw_connect", str(tmp_path / "s.sock")), ("setns_connect", port)):
             out = attacker.call(tool, {"address": address})
             assert not out.ok, out
-        for listener in (tcp, unix):
+        assert not attacker.call("connect_abstract", {"name": name}).ok
+        for listener in (tcp, unix, abstract):
             listener.settimeout(0.2)
             with pytest.raises(TimeoutError):
                 listener.accept()  # nobody connected
     finally:
         tcp.close()
         unix.close()
+        abstract.close()
+
+
+def test_each_episode_runs_as_its_own_uid_without_privileges_in_the_templates_namespaces(env, pair):
+    if os.geteuid() != 0 or not confine.layers()["namespaces"]:
+        pytest.skip(f"a uid per episode needs a server run as root, namespaces need bubblewrap: {confine.describe()}")
+    status = {e.id: _status(env.pool.pid(e.id)) for e in pair}
+    uids = {episode: s["Uid"] for episode, s in status.items()}
+    assert len(set(uids.values())) == 2 and all(len(set(u.split())) == 1 for u in uids.values())
+    for s in status.values():
+        assert int(s["Uid"].split()[0]) not in (0, os.getuid()) and s["Gid"].split()[0] == s["Uid"].split()[0]
+        assert s["Groups"] == "" and s["NoNewPrivs"] == "1" and s["Seccomp"] == "2"
+        assert int(s["CapPrm"], 16) == int(s["CapEff"], 16) == int(s["CapAmb"], 16) == 0
+    for episode in pair:
+        for ns in ("mnt", "pid", "net", "ipc", "uts"):
+            assert os.readlink(f"/proc/{env.pool.pid(episode.id)}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}")
+        assert Path(_db_path(env, episode)).stat().st_uid == int(uids[episode.id].split()[0])
+        assert Path(_db_path(env, episode)).parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_an_episode_cannot_signal_trace_or_read_the_memory_of_another(layered):
+    env, attacker, victim = layered
+    victim_pid = env.pool.pid(victim.id)
+    template_pid = int(_status(victim_pid)["PPid"])
+    environ = Path(f"/proc/{victim_pid}/environ").read_bytes()  # as the server sees it
+    assert environ and b"SECRET-TITLE" in _memory(victim_pid)  # what a leak would carry
+    for pid in (_ns_pid(victim_pid), _ns_pid(template_pid)):  # as the attacker's namespace numbers them
+        for tool in ("ptrace_parent", "read_mem", "ptrace_seize", "write_mem"):
+            out = attacker.call(tool, {"pid": pid})
+            assert not out.ok and "SECRET" not in out.text and environ.hex() not in out.text, (tool, out)
+        assert _status(victim_pid)["TracerPid"] == "0" and _status(template_pid)["TracerPid"] == "0"
+        assert not attacker.call("kill_pid", {"pid": pid}).ok
+    assert env.pool.pid(victim.id) == victim_pid and env.pool.template_alive()
+    assert "SECRET-TITLE" in [b["title"] for b in victim.state()["book"]]
 
 
 def test_an_episode_cannot_start_processes(env, pair):
@@ -241,6 +349,31 @@ def test_oversized_results_and_memory_bombs_do_not_reach_the_server(env, pair):
     assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - grown_before) < 100_000  # KiB: the server did not grow
     assert attacker.state() == {"book": [DUNE, EMMA]}
     assert "SECRET-TITLE" in [b["title"] for b in victim.state()["book"]]
+
+
+def _status(pid: int) -> dict[str, str]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return {key: value.strip() for key, _, value in (line.partition(":") for line in lines)}
+
+
+def _ns_pid(pid: int) -> int:
+    """The pid in its own (innermost) PID namespace."""
+    return int(_status(pid)["NSpid"].split()[-1])
+
+
+def _memory(pid: int) -> bytes:
+    """The writable memory of a process, read from outside (the server is root or its owner)."""
+    data = []
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            start, end = (int(x, 16) for x in span.split("-"))
+            if perms.startswith("rw"):
+                try:
+                    data.append(os.pread(mem.fileno(), end - start, start))
+                except OSError:
+                    pass
+    return b"".join(data)
 
 
 def _descendants(pid: int) -> set[int]:
