@@ -1,13 +1,19 @@
 """A local OpenAI-compatible endpoint that answers the way real models and providers do.
 
 Each request takes the next scripted reply: an answer (as content, as a tool call's arguments,
-or cut off with finish_reason "length") or an HTTP error; a reply with `unless_json_mode`
-answers a 400 to requests that ask for JSON mode, as LM Studio does. Every request is kept,
-so tests count what the gateway asked.
+or cut off with finish_reason "length") or an HTTP error. A request that forces a tool call
+(`tool_choice` naming a function) gets the answer as that call's arguments, as providers do.
+A reply can refuse, with the 400 a provider gives, what some models do not take: `refuse` lists
+any of "json_schema", "json_object" (response formats) and "tools"; `unless_json_mode` refuses
+any response format, as LM Studio refuses JSON mode. Every request body is kept (its
+`response_format`, `tools` and `tool_choice` say how the answer's shape was asked for), so tests
+count and inspect what the gateway asked. `/v1/messages` answers in Anthropic's Messages format
+(point litellm's `anthropic/` models at `root`), with a tool_use block for a forced tool.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -19,6 +25,20 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 
+def asked(body: dict) -> str:
+    """How a request asked for the answer's shape: json_schema, tool, json or text."""
+    if "tool_choice" in body:
+        return "tool"
+    return {"json_schema": "json_schema", "json_object": "json"}.get(body.get("response_format", {}).get("type"), "text")
+
+
+def _forced_tool(body: dict) -> str | None:
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict):
+        return (choice.get("function") or {}).get("name") or choice.get("name")  # OpenAI's or Anthropic's form
+    return None
+
+
 class ModelEndpoint:
     def __init__(self, replies: list[dict]):
         self.replies = list(replies)
@@ -26,30 +46,62 @@ class ModelEndpoint:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
+        self.root = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.root}/v1"
+        app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"]),
+                                Route("/v1/messages", self.messages, methods=["POST"])])
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
-    async def complete(self, request: Request) -> JSONResponse:
-        body = await request.json()
+    def _next(self, body: dict) -> tuple[dict, JSONResponse | None]:
         self.requests.append(body)
         reply = self.replies[0] if len(self.replies) == 1 else self.replies.pop(0)  # the last one repeats
+        refused = None
+        form = (body.get("response_format") or {}).get("type")
         if reply.get("unless_json_mode") and "response_format" in body:
-            return JSONResponse({"error": {"message": "'response_format.type' must be 'json_schema' or 'text'",
-                                           "type": "invalid_request_error"}}, status_code=400)
+            refused = "'response_format.type' must be 'json_schema' or 'text'"
+        elif form in reply.get("refuse", ()):
+            refused = f"Invalid parameter: 'response_format' of type '{form}' is not supported with this model."
+        elif "tools" in body and "tools" in reply.get("refuse", ()):
+            refused = f"registry.ollama.ai/library/{body.get('model')}:latest does not support tools"
+        if refused:
+            return reply, JSONResponse({"error": {"message": refused, "type": "invalid_request_error"}},
+                                       status_code=400)
         if "status" in reply:
-            return JSONResponse({"error": {"message": reply.get("message", "error"), "type": "server_error"}},
-                                status_code=reply["status"])
+            return reply, JSONResponse({"error": {"message": reply.get("message", "error"), "type": "server_error"}},
+                                       status_code=reply["status"])
+        return reply, None
+
+    async def complete(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        reply, error = self._next(body)
+        if error:
+            return error
         message = {"role": "assistant", "content": reply.get("content", "")}
-        if "tool_args" in reply:
+        tool = _forced_tool(body)
+        if "tool_args" in reply or tool:
             message = {"role": "assistant", "content": None, "tool_calls": [{
-                "id": "call_1", "type": "function", "function": {"name": "answer", "arguments": reply["tool_args"]}}]}
+                "id": "call_1", "type": "function", "function": {
+                    "name": tool or "answer", "arguments": reply.get("tool_args", reply.get("content", ""))}}]}
         return JSONResponse({
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "scripted"),
             "choices": [{"index": 0, "finish_reason": reply.get("finish_reason", "stop"), "message": message}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        })
+
+    async def messages(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        reply, error = self._next(body)
+        if error:
+            return error
+        tool = _forced_tool(body)
+        content = ([{"type": "tool_use", "id": "toolu_1", "name": tool, "input": json.loads(reply["content"])}]
+                   if tool else [{"type": "text", "text": reply.get("content", "")}])
+        return JSONResponse({
+            "id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant", "model": body.get("model"),
+            "content": content, "stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
         })
 
     def __enter__(self) -> ModelEndpoint:

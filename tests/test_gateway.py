@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 
+import litellm
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agents.database_agent import design_database
-from agents.llm import LLM, LiteLLMBackend, LLMError, ScriptedBackend, StepKey, Transcript
+from agents.llm import LLM, LiteLLMBackend, LLMError, ScriptedBackend, StepKey, Transcript, strict_schema
 from domains.spec import ToolSchema
-from tests.model_endpoint import ModelEndpoint
+from starlette.responses import JSONResponse
+
+from tests.model_endpoint import ModelEndpoint, asked
 
 
 class Answer(BaseModel):
@@ -24,17 +27,40 @@ class Answer(BaseModel):
 GOOD = '{"name": "a\\tb", "count": 2}'
 
 
+class Named(BaseModel):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
+    count: int = 0
+
+
+class Loose(BaseModel):
+    """A dict field: no strict form."""
+    counts: dict[str, int]
+
+
+# A model litellm's map says takes function calling and no response schema (the map is read by
+# name, so a local model is described there the documented way: register_model).
+TOOL_ONLY = "openai/worldsmith-tool-only"
+litellm.register_model({TOOL_ONLY: {"litellm_provider": "openai", "mode": "chat", "supports_function_calling": True,
+                                    "supports_response_schema": False}})
+
+
 @pytest.fixture(autouse=True)
 def api_key(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
+    monkeypatch.delenv("WORLDSMITH_STRUCTURED", raising=False)
 
 
-def ask(replies: list[dict], tmp_path, **backend) -> tuple[Answer, ModelEndpoint, LLM]:
+def ask(replies: list[dict], tmp_path, model: str = "openai/test-model", answer: type[BaseModel] = Answer,
+        asks: int = 1, **backend) -> tuple[Answer, ModelEndpoint, LLM]:
     with ModelEndpoint(replies) as endpoint:
-        llm = LLM(LiteLLMBackend("openai/test-model", api_base=endpoint.url, backoff=0.01, **backend),
+        base = endpoint.root if model.startswith("anthropic/") else endpoint.url  # litellm adds /v1/messages
+        llm = LLM(LiteLLMBackend(model, api_base=base, backoff=0.01, **backend),
                   Transcript(tmp_path / "transcript.jsonl"))
         try:
-            return llm.structured(StepKey("schema"), "system", "prompt", Answer), endpoint, llm
+            for n in range(asks):
+                result = llm.structured(StepKey("schema", f"n{n}" if n else "-"), "system", "prompt", answer)
+            return result, endpoint, llm
         except LLMError as error:
             error.endpoint = endpoint
             raise
@@ -65,6 +91,110 @@ def test_a_provider_refusing_json_mode_gets_plain_requests(tmp_path):
     assert answer.count == 2
     assert "response_format" in endpoint.requests[0] and "response_format" not in endpoint.requests[-1]
     assert len(endpoint.requests) == 2
+
+
+def test_a_model_litellm_knows_takes_a_json_schema_gets_the_strict_answer_schema(tmp_path):
+    answer, endpoint, llm = ask([{"content": '{"name": "a_b", "count": 2}'}], tmp_path, model="openai/gpt-4o-mini",
+                                answer=Named)
+    assert answer == Named(name="a_b", count=2) and len(endpoint.requests) == 1
+    form = endpoint.requests[0]["response_format"]
+    assert form["type"] == "json_schema" and form["json_schema"]["name"] == "Named" and form["json_schema"]["strict"]
+    schema = form["json_schema"]["schema"]
+    assert schema == strict_schema(Named.model_json_schema())
+    assert schema["properties"]["name"]["pattern"] == r"^[a-z][a-z0-9_]{0,63}$"  # names are enforced too
+    assert schema["required"] == ["name", "count"] and schema["additionalProperties"] is False
+    assert "default" not in schema["properties"]["count"]
+    assert "tools" not in endpoint.requests[0]
+
+
+def test_a_schema_with_no_strict_form_is_sent_as_given_not_strict(tmp_path):
+    answer, endpoint, _ = ask([{"content": '{"counts": {"a": 1}}'}], tmp_path, model="openai/gpt-4o-mini",
+                              answer=Loose)
+    assert answer.counts == {"a": 1}
+    form = endpoint.requests[0]["response_format"]["json_schema"]
+    assert form["strict"] is False and form["schema"] == Loose.model_json_schema()
+
+
+def test_a_model_with_only_function_calling_gets_a_forced_tool_call_and_its_arguments_are_read(tmp_path):
+    answer, endpoint, llm = ask([{"content": GOOD}], tmp_path, model=TOOL_ONLY)
+    assert answer == Answer(name="a\tb", count=2) and len(endpoint.requests) == 1
+    request = endpoint.requests[0]
+    assert request["tools"] == [{"type": "function", "function": {
+        "name": "answer", "description": "Give the answer.", "parameters": Answer.model_json_schema()}}]
+    assert request["tool_choice"] == {"type": "function", "function": {"name": "answer"}}
+    assert "response_format" not in request and llm.backend.structured == "tool"
+
+
+def test_refusals_step_down_one_level_each_and_stay_down_for_the_run(tmp_path):
+    answer, endpoint, llm = ask([{"content": GOOD, "refuse": ["json_schema", "tools", "json_object"]}], tmp_path,
+                                model="openai/gpt-4o-mini", asks=2)
+    assert answer.count == 2
+    # an unsupported format skips the non-strict form of the same format; then tool, JSON mode, text
+    assert [asked(r) for r in endpoint.requests] == ["json_schema", "tool", "json", "text", "text"]
+    assert llm.backend.structured == "text" and llm.reasks == []
+
+
+def test_a_refused_strict_schema_is_sent_again_not_strict(tmp_path):
+    class StrictRefused(ModelEndpoint):
+        def _next(self, body):
+            if (body.get("response_format") or {}).get("json_schema", {}).get("strict"):
+                self.requests.append(body)
+                return {}, JSONResponse({"error": {"message": "Invalid schema for response_format 'Answer': In "
+                                                   "context=(), 'minLength' is not permitted.",
+                                                   "type": "invalid_request_error"}}, status_code=400)
+            return super()._next(body)
+
+    with StrictRefused([{"content": GOOD}]) as endpoint:
+        llm = LLM(LiteLLMBackend("openai/gpt-4o-mini", api_base=endpoint.url), Transcript(tmp_path / "t.jsonl"))
+        assert llm.structured(StepKey("schema"), "system", "prompt", Answer).count == 2
+    forms = [r["response_format"]["json_schema"]["strict"] for r in endpoint.requests]
+    assert forms == [True, False] and llm.backend.structured == "json_schema"
+
+
+@pytest.mark.parametrize("model", ["anthropic/claude-sonnet-4-5", "openai/claude-sonnet-4-5"])
+def test_claude_gets_a_forced_tool_call(model, tmp_path):
+    """Claude has no JSON mode: through Anthropic's Messages API, or an OpenAI-compatible proxy."""
+    answer, endpoint, llm = ask([{"content": GOOD}], tmp_path, model=model)
+    assert answer == Answer(name="a\tb", count=2) and len(endpoint.requests) == 1
+    request = endpoint.requests[0]
+    assert asked(request) == "tool" and "response_format" not in request
+    if model.startswith("anthropic/"):  # litellm's translation to the Messages API
+        assert request["tool_choice"] == {"type": "tool", "name": "answer"}
+        assert request["tools"][0]["name"] == "answer"
+        assert request["tools"][0]["input_schema"]["properties"] == Answer.model_json_schema()["properties"]
+
+
+@pytest.mark.parametrize("choice, form", [("json", "json"), ("text", "text"), ("tool", "tool"),
+                                          ("json_schema", "json_schema")])
+def test_worldsmith_structured_overrides_the_choice(choice, form, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORLDSMITH_STRUCTURED", choice)
+    answer, endpoint, _ = ask([{"content": GOOD}], tmp_path)  # a model litellm knows nothing about
+    assert answer.count == 2 and asked(endpoint.requests[0]) == form
+
+
+def test_an_unknown_model_gets_json_mode_and_a_bad_override_is_refused(monkeypatch):
+    assert LiteLLMBackend("openai/test-model").structured == "json"
+    monkeypatch.setenv("WORLDSMITH_STRUCTURED", "xml")
+    with pytest.raises(LLMError, match="WORLDSMITH_STRUCTURED='xml'"):
+        LiteLLMBackend("openai/test-model")
+
+
+def test_the_answer_schema_reaches_backends_that_take_it_and_older_ones_still_work(tmp_path):
+    seen = []
+
+    class Taking(ScriptedBackend):
+        def complete(self, key, turn, messages, schema=None):
+            seen.append(schema)
+            return super().complete(key, turn, messages)
+
+    class Older(ScriptedBackend):
+        def complete(self, key, turn, messages):
+            return super().complete(key, turn, messages)
+
+    for backend in (Taking({"schema/-/0": GOOD}), Older({"schema/-/0": GOOD})):
+        assert LLM(backend, Transcript(tmp_path / f"{type(backend).__name__}.jsonl")).structured(
+            StepKey("schema"), "system", "prompt", Answer).count == 2
+    assert seen == [Answer.model_json_schema()]
 
 
 def test_rate_limits_are_retried_then_answered(tmp_path):
