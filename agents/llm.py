@@ -421,9 +421,10 @@ class LLM:
         return entry["response"]
 
     def structured(self, key: StepKey, system: str, prompt: str, schema: type[T],
-                   check: Callable[[T], object] | None = None) -> T:
+                   check: Callable[[T], object] | None = None, split: bool = False) -> T:
         """Ask for a JSON object matching `schema`; a malformed, invalid, cut-off answer, or one that
-        `check` refuses (cross-references: a ValueError), is re-asked with the error."""
+        `check` refuses (cross-references: a ValueError), is re-asked with the error. With `split`,
+        a cut-off answer raises AnswerTruncated instead: the caller asks for less per request."""
         messages = [
             {"role": "system", "content": system + "\n\nAnswer with one JSON object matching this JSON schema:\n"
              + json.dumps(schema.model_json_schema(), sort_keys=True)},
@@ -433,6 +434,8 @@ class LLM:
             try:
                 text = self._exchange(key, turn, messages, schema.model_json_schema())
             except AnswerTruncated as error:
+                if split:
+                    raise
                 text, problem = error.text, ("the answer was cut off at the output limit before it ended; "
                                              "give the same content more compactly (no comments, no repetition)")
             else:
