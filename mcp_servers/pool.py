@@ -24,6 +24,7 @@ too large, malformed, for another request, or not asked for costs that episode i
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
@@ -50,7 +51,7 @@ KILL_GRACE_S = 1.0  # past its own timeout a call may take this long before the 
 DUMP_REPLY_BYTES = 64 << 20
 SPAWN_TIMEOUT_S = 10.0
 UID_BASE_ENV = "WORLDSMITH_EPISODE_UID_BASE"
-EPISODE_LAYERS = ("namespaces", "identity", "dumpable", "landlock", "seccomp")
+EPISODE_LAYERS = ("namespaces", "identity", "quota", "dumpable", "landlock", "seccomp")
 # Layers to leave off, for tests that show what each layer alone stops; never set in service.
 _LAYERS_OFF: frozenset[str] = frozenset()
 _told: set[str] = set()
@@ -136,9 +137,28 @@ def _reachable_by_others(paths: list[str]) -> bool:
 
 
 def _landlock_abi() -> int:
-    import ctypes
-
     return max(0, ctypes.CDLL(None).syscall(444, None, 0, 1))
+
+
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_SHARED, _MNT_DETACH = 2, 4, 8, 4096, 1 << 20, 2
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, ctypes.c_ulong(flags),
+                  data.encode() if data else None) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"mount {target}: {os.strerror(error)}")
+
+
+def _unmount(target: str) -> None:
+    ctypes.CDLL(None).umount2(target.encode(), _MNT_DETACH)
+
+
+def _remove_root(root: str, mounted: bool) -> None:
+    if mounted:  # the root's bind and every episode's tmpfs below it, at once
+        _unmount(root)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _readable(fd: int, timeout_ms: int = 0) -> bool:
@@ -175,6 +195,7 @@ class _Proc:
     closed: bool = False
     restoring: bool = False
     uid: int | None = None  # its own unprivileged uid, where the pool has them
+    mounted: bool = False  # its directory is a tmpfs of its own
     lost: bool = False  # its files were beyond repair and it was restarted from its template
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -183,13 +204,15 @@ class EpisodeProcesses:
     """The template process, the episode processes it forks, and their files."""
 
     def __init__(self, db_source: str, tool_sources: dict[str, str], *, memory_mb: int = 1024, file_mb: int = 256,
-                 max_result_bytes: int = 1 << 20, max_episodes: int = 4096, unsafe_unconfined: bool = False):
+                 disk_mb: int | None = None, max_result_bytes: int = 1 << 20, max_episodes: int = 4096,
+                 unsafe_unconfined: bool = False):
         for name, source in sorted(tool_sources.items()):
             try:
                 check_source(source)  # a courtesy to the model: the boundary is the episode process's confinement
             except UnsafeCode as error:
                 raise PoolError(f"tool {name} does not load in the sandbox: refused by the sandbox: {error}") from None
         self.memory_mb, self.file_mb, self.max_result_bytes = memory_mb, file_mb, max_result_bytes
+        self.disk_mb = disk_mb or 2 * file_mb + 16  # the database and its WAL at their size limit
         self.unconfined, self.max_episodes = unsafe_unconfined, max_episodes
         self.off = frozenset(_LAYERS_OFF)
         if self.off:
@@ -201,7 +224,26 @@ class EpisodeProcesses:
         os.makedirs(os.path.join(self.root, "templates"), mode=0o700)
         os.makedirs(os.path.join(self.root, "episodes"), mode=0o711)
         os.chmod(os.path.join(self.root, "episodes"), 0o711)
-        self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)  # even when close() is never called
+        # Each episode's directory is a tmpfs of its own (disk_mb, a few files): one episode cannot fill the
+        # memory the others' files live in. Mounted on the host below a shared bind of the root, so that
+        # the mounts reach the template's mount namespace, made before it starts.
+        self.quota = False
+        if not unsafe_unconfined and "quota" not in self.off:
+            if os.geteuid() == 0:
+                try:
+                    _mount(self.root, self.root, None, _MS_BIND)
+                    try:
+                        _mount("none", self.root, None, _MS_SHARED)
+                    except OSError:
+                        _unmount(self.root)
+                        raise
+                    self.quota = True
+                except OSError as error:
+                    _tell("quota", f"episode directories share one file system without a size limit each ({error})")
+            else:
+                _tell("quota", "episode directories share one file system without a size limit each (a tmpfs "
+                      "per episode needs a server run as root)")
+        self._cleanup = weakref.finalize(self, _remove_root, self.root, self.quota)  # even when close() is never called
         init = Path(self.root, "init.json")
         init.touch(mode=0o600)
         init.write_text(json.dumps({"db_source": db_source, "tools": tool_sources}))
@@ -246,7 +288,7 @@ class EpisodeProcesses:
             theirs.close()
         self._control = ours
         confined = not self.unconfined
-        self.layers = {"namespaces": namespaces, "identity": self.uids is not None,
+        self.layers = {"namespaces": namespaces, "identity": self.uids is not None, "quota": self.quota,
                        "dumpable": confined and "dumpable" not in self.off,
                        "landlock": confined and "landlock" not in self.off and _landlock_abi() > 0,
                        "seccomp": confined and "seccomp" not in self.off and os.uname().machine == "x86_64"}
@@ -325,8 +367,8 @@ class EpisodeProcesses:
         missing = ""
         if ready and ready.get("ready") is True:  # every layer this machine gives, or the process is refused
             got = ready.get("layers") if isinstance(ready.get("layers"), list) else []
-            missing = ", ".join(name for name in EPISODE_LAYERS
-                                if name != "namespaces" and self.layers.get(name) and name not in got)
+            missing = ", ".join(name for name in ("identity", "dumpable", "landlock", "seccomp")
+                                if self.layers.get(name) and name not in got)
         if not ready or ready.get("ready") is not True or missing:
             ours.close()
             signal.pidfd_send_signal(fds[0], signal.SIGKILL) if _alive(fds[0]) else None
@@ -396,6 +438,11 @@ class EpisodeProcesses:
             if self.uids is not None:
                 proc.uid = self.uids.take()
             os.mkdir(proc.dir, 0o700)
+            if self.quota:
+                owner = f",uid={proc.uid},gid={proc.uid}" if proc.uid is not None else ""
+                _mount("worldsmith-episode", proc.dir, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                       f"size={self.disk_mb}m,nr_inodes=16,mode=0700{owner}")
+                proc.mounted = True
             if proc.uid is not None:  # its files are its uid's alone
                 os.chown(proc.dir, proc.uid, proc.uid)
             self._put_template(proc)
@@ -506,6 +553,9 @@ class EpisodeProcesses:
         with self._book:
             if self._procs.get(proc.episode_id) is proc:
                 del self._procs[proc.episode_id]
+        if proc.mounted:
+            _unmount(proc.dir)
+            proc.mounted = False
         shutil.rmtree(proc.dir, ignore_errors=True)
         if proc.uid is not None and proc.pidfd < 0:  # its process is gone: the uid may serve another episode
             self.uids.give(proc.uid)

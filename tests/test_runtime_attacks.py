@@ -123,6 +123,9 @@ TOOLS = dict([
                        "        except OSError:\n            continue\n        at = data.find(b'SECRET-')\n"
                        "        if at >= 0:\n            found.append(data[at:at + 40].decode('latin1'))\n"
                        "    return {'found': found}\n")),
+    ("fill_disk", _tool("fill_disk", {"megabytes": "integer"},
+                        _OPEN + "    for n in range(megabytes // 8):\n        with open_('fill' + str(n), 'wb') as f:\n"
+                        "            f.write(b'x' * (8 << 20))\n    return {'written': megabytes}\n")),
     ("list_dir", _tool("list_dir", {"path": "string"}, _OS + "    return {'names': os.listdir(path)}\n")),
     ("connect_abstract", _tool("connect_abstract", {"name": "string"},
                                _OS + "    _socket = dataclasses.sys.modules['_socket']\n"
@@ -132,12 +135,13 @@ TOOLS = dict([
 
 # The layers the OS-only runs leave off: what is left is the namespaces and the uid per episode.
 OS_ONLY = frozenset({"landlock", "seccomp", "dumpable"})
+DISK_MB = 32
 
 
 @pytest.fixture(scope="module")
 def env(fixture_domain, tmp_path_factory):  # noqa: F811
     domain = domain_with_tools(fixture_domain, tmp_path_factory.mktemp("attacks"), TOOLS)
-    with Environment(domain, call_timeout=2.0, memory_mb=256) as environment:
+    with Environment(domain, call_timeout=2.0, memory_mb=256, disk_mb=DISK_MB) as environment:
         yield environment
 
 
@@ -147,7 +151,7 @@ def os_env(fixture_domain, tmp_path_factory):  # noqa: F811
     domain = domain_with_tools(fixture_domain, tmp_path_factory.mktemp("os-attacks"), TOOLS)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pool, "_LAYERS_OFF", OS_ONLY)
-        environment = Environment(domain, call_timeout=2.0, memory_mb=256)
+        environment = Environment(domain, call_timeout=2.0, memory_mb=256, disk_mb=DISK_MB)
     with environment:
         missing = [name for name in ("namespaces", "identity") if not environment.pool.layers[name]]
         if missing and not OS_ONLY & {"namespaces", "identity"}:  # missing here, not left off by a check
@@ -349,6 +353,42 @@ def test_oversized_results_and_memory_bombs_do_not_reach_the_server(env, pair):
     assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - grown_before) < 100_000  # KiB: the server did not grow
     assert attacker.state() == {"book": [DUNE, EMMA]}
     assert "SECRET-TITLE" in [b["title"] for b in victim.state()["book"]]
+
+
+def test_an_episode_cannot_fill_the_memory_other_episodes_files_live_in(layered):
+    env, attacker, victim = layered
+    if os.geteuid() != 0:
+        pytest.skip("a size limit per episode directory needs a server run as root")
+    attacker.call("fill_disk", {"megabytes": 4 * DISK_MB})  # its own files: it may fail or not
+    own = Path(_db_path(env, attacker)).parent
+    assert sum(f.stat().st_size for f in own.iterdir()) <= (DISK_MB << 20)
+    assert victim.call("add_book", {"title": "After", "author": "V"}).ok
+    assert [b["title"] for b in victim.state()["book"]][-2:] == ["SECRET-TITLE", "After"]
+
+
+def test_without_bubblewrap_episodes_keep_their_own_layers_and_the_server_says_so(fixture_domain, tmp_path,  # noqa: F811
+                                                                                  monkeypatch, capfd):
+    found = dict(confine.layers(), namespaces=False)
+    monkeypatch.setitem(confine._probes, True, found)
+    monkeypatch.setattr(pool, "_told", set())
+    domain = domain_with_tools(fixture_domain, tmp_path, TOOLS)
+    with Environment(domain, call_timeout=2.0, memory_mb=256) as environment:
+        assert "without bubblewrap's namespaces" in capfd.readouterr().err
+        assert not environment.pool.layers["namespaces"]
+        with environment.create_episode("finish_dune") as episode:
+            assert episode.call("add_book", {"title": "Fine", "author": "A"}).ok
+            assert not episode.call("read_file", {"path": "/etc/passwd"}).ok
+
+
+def test_a_machine_that_cannot_confine_refuses_to_serve_generated_code(fixture_domain, tmp_path,  # noqa: F811
+                                                                       monkeypatch):
+    nothing = {"namespaces": False, "identity": False, "landlock": False, "seccomp": False, "cgroup": False,
+               "rlimits": True}
+    monkeypatch.setitem(confine._probes, True, nothing)
+    monkeypatch.setitem(confine._probes, False, nothing)
+    monkeypatch.delenv(confine.UNSAFE_FLAG, raising=False)
+    with pytest.raises(confine.ConfinementUnavailable, match=confine.UNSAFE_FLAG):
+        Environment(domain_with_tools(fixture_domain, tmp_path, TOOLS))
 
 
 def _status(pid: int) -> dict[str, str]:
