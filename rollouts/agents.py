@@ -111,19 +111,21 @@ def step_usage(llm: LLM, key: StepKey) -> dict:
 class LLMAgent:
     """An LLM through the gateway (retries, concurrency limit, recording and replay).
 
-    Steps are keyed agent/<task>@<trial>/<turn>; `fixed_trial` keys every trial as that one, so a
-    recorded single trial replays for any number of trials.
+    Steps are keyed <stage>/<task>@<trial>/<turn>, stage "agent" unless given (the task stage's
+    oracle keys its steps under "tasks", beside the task they were spent on); `fixed_trial` keys
+    every trial as that one, so a recorded single trial replays for any number of trials.
     """
 
     needs_reference = False
 
-    def __init__(self, llm: LLM, name: str = "llm", executor: Executor | None = None, fixed_trial: int | None = None):
-        self.llm, self.name, self.executor, self.fixed_trial = llm, name, executor, fixed_trial
+    def __init__(self, llm: LLM, name: str = "llm", executor: Executor | None = None, fixed_trial: int | None = None,
+                 stage: str = "agent"):
+        self.llm, self.name, self.executor, self.fixed_trial, self.stage = llm, name, executor, fixed_trial, stage
 
     async def act(self, view: AgentView, messages: list[dict]) -> tuple[AgentAction, dict]:
         trial = view.trial if self.fixed_trial is None else self.fixed_trial
         turn = sum(1 for m in messages if m["role"] == "assistant")
-        key = StepKey("agent", f"{view.task_id}@{trial}", turn)
+        key = StepKey(self.stage, f"{view.task_id}@{trial}", turn)
         conversation = json.dumps([m for m in messages if m["role"] != "system"], ensure_ascii=False, indent=1)
         reply = await asyncio.get_running_loop().run_in_executor(
             self.executor, self.llm.structured, key, agent_system_prompt(view),

@@ -6,7 +6,7 @@
     with Environment("job_seeking") as env:
         trajectory = run_task(env, task_id, ReferenceAgent())     # the user defaults to the scripted one
         print(trajectory.reward, trajectory.termination, len(trajectory.messages))
-        best = oracle_best_of_k(env, task_id, agent, user, k=16)  # ScaleEnv's expansion-gate oracle
+        best = oracle_best_of_k(env, task_id, agent, user, k=16)  # best of k attempts at a task
         print(best.best, best.solved)
 
 The loop: the user opens; each agent turn either calls tools (results come back and the agent
@@ -139,7 +139,7 @@ async def aoracle_best_of_k(env: Environment, task_id: str, agent: Agent, user: 
 
 def oracle_best_of_k(env: Environment, task_id: str, agent: Agent, user: User | None = None, k: int = 16, *,
                      limits: Limits | None = None, tools: list[str] | None = None) -> BestOfK:
-    """ScaleEnv's feasibility oracle for one task: k attempts (trials 0..k-1) of `agent`, restricted to
-    `tools` when given; the best reward and whether any attempt solved it. The fraction of tasks
-    solved is the expansion gate's g(D)."""
+    """A best-of-k oracle for one task: k attempts (trials 0..k-1) of `agent`, restricted to `tools`
+    when given; the best reward and whether any attempt solved it. The expansion gate's g(D) needs
+    no task: tasks/oracle.py runs its attempts on the state of the task being built."""
     return asyncio.run(aoracle_best_of_k(env, task_id, agent, user, k, limits=limits, tools=tools))

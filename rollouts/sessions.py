@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from mcp_servers.runtime import Environment, Episode
+from mcp_servers.runtime import CallResult, Environment, Episode
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,40 @@ class InProcessSession:
 
     async def reference_solution(self) -> list[dict]:
         return [call.model_dump() for call in self.episode.task.reference_solution]
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.episode.close)
+
+
+class StateSession:
+    """One episode of an `Environment` from a given state, with no task behind it: what an
+    expansion gate's oracle searches in. Nothing to reward; every call's outcome is kept, so the
+    caller judges the episode by what actually ran rather than by the agent's words."""
+
+    def __init__(self, env: Environment, episode: Episode, tools: list[dict], scenario: Scenario, policy: str = ""):
+        self.env, self.episode, self.tools, self.scenario, self.policy = env, episode, tools, scenario, policy
+        self.domain = env.name
+        self.outcomes: list[tuple[str, dict, CallResult]] = []
+
+    @classmethod
+    async def open(cls, env: Environment, state: dict, scenario: Scenario, tools: list[str] | None = None,
+                   policy: str = "") -> StateSession:
+        episode = await asyncio.to_thread(env.create_episode, state=state)
+        return cls(env, episode, restrict(env.openai_tools(), tools), scenario, policy)
+
+    async def call(self, name: str, arguments: dict) -> str:
+        if not any(t["function"]["name"] == name for t in self.tools):
+            out = CallResult(False, error=f"unknown tool {name!r}", error_type="UnknownTool")
+        else:
+            out = await self.episode.acall(name, arguments)
+        self.outcomes.append((name, arguments, out))
+        return out.text
+
+    async def reward(self) -> dict:
+        return {}
+
+    async def reference_solution(self) -> list[dict]:
+        return []
 
     async def close(self) -> None:
         await asyncio.to_thread(self.episode.close)

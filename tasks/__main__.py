@@ -2,7 +2,9 @@
 
 Writes domains/NAME/tasks/<id>.json, index.json and README.md (the tasks report), and the task
 counts into report.json. Every LLM exchange goes to domains/NAME/tasks/transcript.jsonl; with no
-model that transcript is replayed, so a bundled domain rebuilds the same bytes offline.
+model that transcript is replayed, so a bundled domain rebuilds the same bytes offline. With a
+model, the expansion gate's g(D) comes from an LLM oracle agent (tasks/oracle.py), replayed with
+the rest; without one, and in transcripts recorded before it, from the executed search.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from graph.model import from_json
 from mcp_servers.runtime import Environment
 from tasks.build import Dropped, Stage, build_task
 from tasks.model import Task
+from tasks.oracle import oracle_for
 from tasks.report import write_outputs
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
@@ -34,7 +37,7 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
     tasks: list[Task] = []
     dropped: dict[str, list[str]] = {}
     with Environment(out, workers=2) as env:
-        stage = Stage(spec, graph, llm, env, log=log)
+        stage = Stage(spec, graph, llm, env, feasibility=oracle_for(llm, env), log=log)
         for i in range(n):
             task_id = f"task_{i + 1:03d}"
             try:

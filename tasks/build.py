@@ -57,7 +57,9 @@ class Stage:
     graph: nx.DiGraph
     llm: LLM
     env: Environment
-    feasibility: expand.Feasibility | None = None  # g(D); None: expand.executed_feasibility
+    # g(D): tasks.oracle.LLMOracle when a model is configured (its `source` goes to the metadata);
+    # None: expand.executed_feasibility
+    feasibility: expand.Feasibility | None = None
     attempts: int = 3
     log: Callable[[str], None] = print
     verified: set[str] = field(default_factory=set)
@@ -149,8 +151,9 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
         remaining = set(expand.model.tools(g)) - h
         if not remaining:
             break
-        feasibility = (stage.feasibility(g, remaining, seed * 1000 + index, initial) if stage.feasibility else
-                       expand.executed_feasibility(env, g, remaining, seed * 1000 + index, initial))
+        oracle_item = f"{task_id}.oracle{n}"  # the oracle's step keys sit beside the task's own
+        feasibility = (stage.feasibility(g, remaining, seed * 1000 + index, initial, oracle_item) if stage.feasibility
+                       else expand.executed_feasibility(env, g, remaining, seed * 1000 + index, initial))
         c = expand.complexity(g, h)
         p = stage.ask(f"{task_id}.gate", n, gate_prompt(len(remaining), c, feasibility, sorted(h)), Gate).p
         proposal = expand.auxiliary_chain(g, remaining, seed * 1000 + index + n)
@@ -201,7 +204,8 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
     metadata = TaskMetadata(
         seed=seed, complexity_level=level, seed_chain=seed_chain, chain=chain, chains=chains,
         subgraph_nodes=sorted(h), subgraph_edges=expand.edges_within(g, h), complexity=expand.complexity(g, h),
-        feasibility=feasibility, p=p, expansions=rounds, auxiliary_chains=aux, probes=probes,
+        feasibility=feasibility, feasibility_source=getattr(stage.feasibility, "source", None) if rounds else None,
+        p=p, expansions=rounds, auxiliary_chains=aux, probes=probes,
         distractor_rows=sum(len(rows) for grp in kept for rows in grp.values()), distractors_rejected=rejected,
         repairs=repairs, reward_before=round(before, 4), tokens=tokens)
     return Task(id=task_id, instruction=said.instruction, user_profile=said.user_profile, initial_state=initial,

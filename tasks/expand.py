@@ -20,8 +20,8 @@ from mcp_servers.runtime import Environment
 LAMBDA, SATURATION, MIN_TOOLS = 0.5, 50, 20
 
 # g(D): the oracle's success rate at finding executable chains inside the remaining tools D,
-# given the graph, D, a seed and the task's state.
-Feasibility = Callable[[nx.DiGraph, set[str], int, State], float]
+# given the graph, D, a seed, the task's state and the step item its model calls are keyed by.
+Feasibility = Callable[[nx.DiGraph, set[str], int, State, str], float]
 
 
 def closure(g: nx.DiGraph, chain: list[str], hops: int = 1) -> set[str]:
@@ -64,7 +64,7 @@ def executed_feasibility(env: Environment, g: nx.DiGraph, remaining: set[str], s
                          k: int = 16) -> float:
     """The default g(D), without a model: k chains sampled inside D, each executed on the task's
     state with every argument combination graph.execute tries (a best-of-k search per chain); the
-    share that ran end to end. An oracle agent plugs in through `Stage.feasibility`."""
+    share that ran end to end. The LLM oracle agent (tasks/oracle.py) plugs in through `Stage.feasibility`."""
     if not remaining:
         return 0.0
     sub = restricted(g, remaining)

@@ -48,6 +48,10 @@ class TaskMetadata(BaseModel):
     subgraph_edges: list[list[str]] = Field(description="dependency edges of the tool graph inside H")
     complexity: float = Field(description="c(H) = (|V| + 0.5 |E|) / 50 of the final subgraph")
     feasibility: float = Field(description="g(D) of the last gate round")
+    # Absent for the executed search, so that tasks built without a model keep their bytes.
+    feasibility_source: str | None = Field(
+        None, description="the oracle behind g(D): the model of the LLM oracle agent (best-of-k attempts at an "
+                          "executable chain among D's tools); absent when it was the executed search (no model)")
     p: float = Field(description="the last gate answer")
     expansions: list[Expansion] = []
     auxiliary_chains: list[list[str]] = Field([], description="chains added to reach the minimum subgraph size")

@@ -1,0 +1,179 @@
+"""The expansion gate's g(D) from an LLM oracle agent, through litellm, against a local
+OpenAI-compatible endpoint that plays a scripted model: g(D) is the share of the oracle's k
+attempts that ran a chain of D's tools, the gate answers from it, and a recorded run replays."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from agents.llm import LLM, LiteLLMBackend, Transcript
+from domains.spec import DomainSpec
+from graph.model import from_json
+from mcp_servers.runtime import Environment
+from tasks.build import Stage, build_task
+from tasks.oracle import LLMOracle, chain_in, oracle_for
+from tests.model_endpoint import ModelEndpoint
+
+ROOT = Path(__file__).resolve().parent.parent
+DOMAIN = ROOT / "domains" / "job_seeking"
+SPEC = DomainSpec.model_validate_json((DOMAIN / "spec.json").read_text())
+GRAPH = from_json((DOMAIN / "graph.json").read_text())
+MODEL = "openai/scripted-oracle"
+K = 4
+
+APP = {"application_id": "APP-0001", "applicant_name": "Ana Ruiz", "email": "ana@example.com", "job_title": "Data Engineer",
+       "company_name": "Lumen", "status": "offer_received", "created_at": "2025-02-10T10:00:00"}
+OFFER = {"offer_id": "OFR-0001", "application_id": "APP-0001", "base_salary": 120000.0, "salary_currency": "USD",
+         "offer_status": "pending", "received_date": "2025-02-25", "response_deadline": "2025-03-10"}
+INTERVIEW = {"interview_id": "INT-0001", "application_id": "APP-0001", "interview_type": "technical_interview",
+             "interview_date": "2025-03-04T10:00:00", "interview_duration_minutes": 60,
+             "interview_status": "scheduled", "created_at": "2025-02-20T10:00:00"}
+STATE = {"job_application": [APP], "job_offer": [OFFER], "interview_schedule": [INTERVIEW]}
+DECLINE = ('offer = [o for o in call("list_job_offers", offer_status="pending")["offers"] '
+           'if o["company_name"] == "Lumen"][0]\n'
+           'call("respond_to_offer", offer_id=offer["offer_id"], decision="decline")\n')
+# What remains after the seed chain list_job_offers -> respond_to_offer holds a chain:
+# list_upcoming_interviews -> get_interview_details.
+D = {"add_interview_feedback", "archive_old_applications", "cancel_interview", "complete_interview",
+     "get_interview_details", "get_upcoming_deadlines", "list_upcoming_interviews", "search_apps_by_keyword"}
+
+
+def turn(tool: str | None = None, content: str = "", **arguments) -> dict:
+    return {"content": content, "tool_calls": [{"name": tool, "arguments": arguments}] if tool else []}
+
+
+def oracle_turn(attempt: int, conversation: list[dict], succeeding: set[int]) -> dict:
+    """A succeeding attempt lists the upcoming interviews and opens the first one by the id it got
+    back; a failing one guesses an id (odd attempts) or stops after one call (even attempts)."""
+    results = [json.loads(m["content"]) for m in conversation if m["role"] == "tool" and m["content"].startswith("{")]
+    done = sum(1 for m in conversation if m["role"] == "assistant")
+    if attempt in succeeding:
+        if done == 0:
+            return turn("list_upcoming_interviews", days_ahead=14)
+        if done == 1 and results and results[-1].get("interviews"):
+            return turn("get_interview_details", interview_id=results[-1]["interviews"][0]["interview_id"])
+        return turn(content="Chained list_upcoming_interviews -> get_interview_details.")
+    if done == 0:
+        return turn("get_interview_details", interview_id="INT-9999") if attempt % 2 else turn("get_upcoming_deadlines")
+    return turn(content="I found no chain.")
+
+
+class ScriptedModel(ModelEndpoint):
+    """Answers each request from what it asks (the answer schema named in the system prompt), as a
+    model would: the task stage's steps from fixed answers, the gate with p = the g(D) it was
+    told, the oracle agent by `oracle_turn`."""
+
+    def __init__(self, succeeding: set[int]):
+        super().__init__([])
+        self.succeeding = succeeding
+
+    async def complete(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.requests.append(body)
+        system, prompt = body["messages"][0]["content"], body["messages"][1]["content"]
+        answer = self.answer(system, prompt)
+        return JSONResponse({
+            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": json.dumps(answer)}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+
+    def answer(self, system: str, prompt: str) -> dict:
+        if '"title": "ModelTurn"' in system:
+            conversation = json.loads(prompt.split("\n", 1)[1].rsplit("\n\nYour next turn:", 1)[0])
+            attempt = int(re.search(r"Attempt (\d+) of", conversation[0]["content"]).group(1)) - 1
+            return oracle_turn(attempt, conversation, self.succeeding)
+        if '"title": "Gate"' in system:
+            g = float(re.search(r"Feasibility g\(D\) = ([0-9.]+)", prompt).group(1))
+            return {"p": g, "reason": "as feasible as the oracle found it"}
+        if '"title": "ChainProgram"' in system:
+            return {"goal": "decline the Lumen offer", "code": DECLINE}
+        if '"title": "InitialState"' in system:
+            return {"rows": STATE}
+        if '"title": "Instruction"' in system:
+            return {"draft": "Decline my pending offer from Lumen.", "instruction": "Please decline the Lumen offer.",
+                    "user_profile": {"name": "Ana Ruiz", "known_info": ["Lumen", "Data Engineer"]}}
+        if '"title": "Policies"' in system:
+            return {"policies": {}}
+        raise AssertionError(f"unexpected request: {system[:200]}")
+
+    def oracle_requests(self) -> list[dict]:
+        return [r for r in self.requests if '"title": "ModelTurn"' in r["messages"][0]["content"]]
+
+
+@pytest.fixture(scope="module")
+def env():
+    with Environment(DOMAIN, workers=1) as environment:
+        yield environment
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+
+
+def live(endpoint: ScriptedModel, path: Path) -> LLM:
+    return LLM(LiteLLMBackend(MODEL, api_base=endpoint.url, backoff=0.01), Transcript(path), max_reasks=0)
+
+
+def test_a_chain_is_two_different_tools_of_d_that_ran_with_an_output_feeding_an_input():
+    listed = ("list_upcoming_interviews", {}, True, {"interviews": [{"interview_id": "INT-0001"}]})
+    opened = ("get_interview_details", {"interview_id": "INT-0001"}, True, {"interview_id": "INT-0001"})
+    assert chain_in([listed, opened], D) == ["list_upcoming_interviews", "get_interview_details"]
+    assert len(chain_in([listed, ("get_interview_details", {"interview_id": "INT-0009"}, True, {})], D)) == 1
+    assert len(chain_in([listed, (*opened[:2], False, None)], D)) == 1  # the second call failed
+    assert len(chain_in([listed, opened], D - {"list_upcoming_interviews"})) == 1  # a tool outside D
+    assert len(chain_in([listed, ("list_upcoming_interviews", {"interview_id": "INT-0001"}, True, {})], D)) == 1
+    status = ("get_upcoming_deadlines", {}, True, {"status": "scheduled"})
+    assert len(chain_in([status, ("list_upcoming_interviews", {"status": "scheduled"}, True, {})], D,
+                        fixed={"scheduled"})) == 1  # an enum choice is no evidence of data flow
+
+
+@pytest.mark.parametrize("succeeding, expected", [(set(), 0.0), ({2}, 0.25), ({0, 1, 2, 3}, 1.0)])
+def test_g_is_the_share_of_the_k_oracle_attempts_that_ran_a_chain(env, tmp_path, succeeding, expected):
+    with ScriptedModel(succeeding) as endpoint:
+        llm = live(endpoint, tmp_path / "transcript.jsonl")
+        oracle = oracle_for(llm, env, k=K)
+        assert isinstance(oracle, LLMOracle) and oracle.source == MODEL
+        assert oracle(GRAPH, D, 7, STATE, "t.oracle0") == expected
+    asked = endpoint.oracle_requests()
+    briefs = {json.loads(r["messages"][1]["content"].split("\n", 1)[1].rsplit("\n\n", 1)[0])[0]["content"]
+              for r in asked}
+    assert len(briefs) == K  # k distinct searches, each pointed at its own sampled chain
+    seen = re.search(r"# Tools \(OpenAI function schemas\)\n(.*)\n\n# How to answer", asked[0]["messages"][0]["content"],
+                     re.S).group(1)
+    assert {t["function"]["name"] for t in json.loads(seen)} == D  # the oracle sees D's tools only
+    assert all(re.fullmatch(r"tasks/t\.oracle0@\d/\d", key) for key in llm.transcript.entries)
+
+
+def test_the_gate_answers_from_the_oracles_g_and_a_recorded_run_replays_it(env, tmp_path):
+    path = tmp_path / "transcript.jsonl"
+    with ScriptedModel({0, 3}) as endpoint:
+        llm = live(endpoint, path)
+        stage = Stage(SPEC, GRAPH, llm, env, feasibility=oracle_for(llm, env, k=K), log=lambda _m: None)
+        task = build_task(stage, "t", 0, 1)
+    first = task.metadata.expansions[0]
+    assert task.metadata.chain == ["list_job_offers", "respond_to_offer"]
+    assert first.remaining_tools == len(D) and first.feasibility == 0.5  # 2 of the 4 attempts ran a chain
+    assert first.p == 0.5 and first.joined  # the gate was told g(D) = 0.500 and answered from it
+    assert any("g(D) = 0.500" in r["messages"][1]["content"] for r in endpoint.requests)
+    assert task.metadata.feasibility_source == MODEL
+    assert any(k.startswith("tasks/t.oracle0@") for k in llm.transcript.entries)
+    llm.transcript.save()
+
+    replay = LLM(None, Transcript(path), max_reasks=0)  # no model: the recorded oracle is replayed
+    stage = Stage(SPEC, GRAPH, replay, env, feasibility=oracle_for(replay, env, k=K), log=lambda _m: None)
+    again = build_task(stage, "t", 0, 1)
+    assert again.model_dump() == task.model_dump() and not replay.changed_prompts
+
+
+def test_without_a_model_or_a_recorded_oracle_g_is_the_executed_search(env, tmp_path):
+    assert oracle_for(LLM(None, Transcript(tmp_path / "none.jsonl")), env) is None
+    bundled = LLM(None, Transcript(DOMAIN / "tasks" / "transcript.jsonl"))
+    assert oracle_for(bundled, env) is None
