@@ -31,6 +31,19 @@ TOOLS = {
     "endless_writes": ({"title": "string"},
                        "def endless_writes(session, title: str) -> dict:\n    while True:\n"
                        + "    " + _ADD + "        session.flush()\n"),
+    "rollback_then_add": ({"title": "string"},
+                          "def rollback_then_add(session, title: str) -> dict:\n" + _ADD.replace("title=title", "title='undone'")
+                          + "    session.flush()\n    session.rollback()\n" + _ADD + "    return {'ok': True}\n"),
+    "catch_refused_commit": ({"title": "string"},
+                             "def catch_refused_commit(session, title: str) -> dict:\n" + _ADD + "    session.flush()\n"
+                             + "    try:\n        session.connection().commit()\n    except Exception:\n        pass\n"
+                             + "    return {'ok': True}\n"),
+    "connection_commit": ({"title": "string"},
+                          "def connection_commit(session, title: str) -> dict:\n" + _ADD + "    session.flush()\n"
+                          + "    session.connection().commit()\n    return {'ok': True}\n"),
+    "close_connection": ({"title": "string"},
+                         "def close_connection(session, title: str) -> dict:\n" + _ADD + "    session.flush()\n"
+                         + "    session.connection().close()\n    return {'ok': True}\n"),
     "big_result": ({"megabytes": "integer"},
                    "def big_result(session, megabytes: int) -> dict:\n" + _ADD.replace("title=title", "title='big'")
                    + "    return {'data': 'x' * (megabytes << 20)}\n"),
@@ -111,6 +124,18 @@ def test_a_tool_cannot_commit_a_write_it_then_fails(env):
             assert not out.ok, out
             assert episode.state() == {"book": [DUNE, EMMA]}, tool
         assert "not authorized" in episode.call("raw_commit_then_fail", {"title": "Ghost"}).error
+
+
+def test_a_tool_rolls_back_only_its_own_call_and_a_refused_commit_keeps_nothing(env):
+    with env.create_episode("finish_dune") as episode:
+        assert episode.call("rollback_then_add", {"title": "Kept"}).ok  # back to the call's start, then on
+        assert titles(episode) == ["Dune", "Emma", "Kept"]
+        for tool in ("catch_refused_commit", "connection_commit", "close_connection"):
+            out = episode.call(tool, {"title": "Ghost"})
+            assert not out.ok, (tool, out)
+            assert titles(episode) == ["Dune", "Emma", "Kept"], tool
+        assert episode.call("add_book", {"title": "After", "author": "A"}).ok  # the connection serves on
+        assert titles(episode) == ["Dune", "Emma", "Kept", "After"]
 
 
 def test_a_result_over_the_limit_is_refused_and_its_writes_undone(env):

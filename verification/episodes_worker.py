@@ -222,6 +222,18 @@ def _db_config(conn: sqlite3.Connection, option: int) -> None:
     _sqlite.sqlite3_db_config(ctypes.c_void_p(handle), ctypes.c_int(option), ctypes.c_int(1), ctypes.c_void_p(0))
 
 
+def _direct_savepoints(dialect) -> None:
+    """The tool's savepoint (one per call) straight to the DB-API connection: SQLAlchemy compiles
+    a savepoint clause anew each time, which cost more than a whole small read. Names are
+    SQLAlchemy's own (sa_savepoint_N); SQLite's authorizer still sees every statement."""
+    def run(sql: str):
+        return lambda connection, name: connection.connection.dbapi_connection.execute(sql % name)
+
+    dialect.do_savepoint = run('SAVEPOINT "%s"')
+    dialect.do_release_savepoint = run('RELEASE SAVEPOINT "%s"')
+    dialect.do_rollback_to_savepoint = run('ROLLBACK TO SAVEPOINT "%s"')
+
+
 # SQLite authorizer codes refused while a tool runs: the transaction is the runtime's, and no
 # tool attaches other databases or changes how this one is stored.
 _SQLITE_PRAGMA, _SQLITE_TRANSACTION, _SQLITE_ATTACH, _SQLITE_DETACH = 19, 22, 24, 25
@@ -235,6 +247,7 @@ class EpisodeDB:
         self.db, self.engine, self.pool, self.template_fd, self.now = db_module, engine, pool, template_fd, now
         self.in_tool = False
         self.conn: sqlite3.Connection | None = None
+        self.connection = None  # the engine's Connection, kept across calls (a checkout per call costs more)
         self.open()
         self.identity = self._identity()
 
@@ -253,14 +266,19 @@ class EpisodeDB:
         conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
         conn.set_authorizer(self._authorize)
         self.conn = self.pool.current = conn
-        with self.engine.connect():  # the connect events (foreign keys) run now, not inside a tool
-            pass
+        self.connection = self.engine.connect()  # the connect events (foreign keys) run now, not inside a tool
 
     def _identity(self) -> tuple:
         st = os.stat("db")
         return st.st_ino, st.st_size, st.st_ctime_ns
 
     def close(self) -> None:
+        if self.connection is not None:
+            try:
+                self.connection.close()
+            except Exception:  # a connection a tool broke: the file handle below is what matters
+                pass
+            self.connection = None
         if self.conn is not None:
             self.conn.close()
             self.conn = None
@@ -277,20 +295,23 @@ class EpisodeDB:
         self.open()
 
     def session(self) -> tuple[object, Session]:
-        connection = self.engine.connect()
-        connection.begin()
-        session = Session(bind=connection, join_transaction_mode="create_savepoint")  # commit() only releases
+        """(the runtime's transaction, a session joined to it through a savepoint)."""
+        if self.connection.closed or self.connection.invalidated:  # a tool closed it during an earlier call
+            self.close()
+            self.open()
+        transaction = self.connection.begin()
+        session = Session(bind=self.connection, join_transaction_mode="create_savepoint")  # commit() only releases
         if self.now:
             session.info["now"] = self.now
-        return connection, session
+        return transaction, session
 
     def dump(self) -> dict:
-        connection, session = self.session()
+        transaction, session = self.session()
         try:
             return self.db.dump_state(session)
         finally:
             session.close()
-            connection.close()
+            transaction.rollback()
 
 
 # -- the episode process -------------------------------------------------------------------
@@ -305,7 +326,7 @@ class Episode:
         self.inp, self.out, self.db, self.tools = sock.makefile("rb"), sock.makefile("wb"), db, tools
         self.max_result_bytes, self.memory_mb = max_result_bytes, memory_mb
 
-    def send(self, request_id: int, reply: dict) -> None:
+    def send(self, request_id: int, reply: dict | bytes) -> None:
         write_reply(self.out, request_id, reply)
 
     def serve(self) -> None:
@@ -326,18 +347,19 @@ class Episode:
                 reply = {"error": {"type": "ProtocolError", "message": f"unknown op {op!r}"}}
             self.send(request_id, reply)
 
-    def call(self, tool: str, arguments: dict, timeout: float) -> dict:
+    def call(self, tool: str, arguments: dict, timeout: float) -> dict | bytes:
         """One tool call in one transaction the runtime owns: committed after a clean return with
-        a JSON result under the size limit, rolled back otherwise."""
+        a JSON result under the size limit, rolled back otherwise. A result comes back as the
+        reply's encoded body (encoded once); an error as a message."""
         fn = self.tools.get(tool)
         if fn is None:
             return {"error": {"type": "UnknownTool", "message": f"tool {tool!r} is not defined"}}
         db = self.db
         deadline = time.monotonic() + timeout
+        transaction, session = db.session()
         db.conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
         db.conn.execute("BEGIN IMMEDIATE")
-        connection, session = db.session()
-        error = None
+        error = body = None
         try:
             db.in_tool = True
             signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -347,7 +369,8 @@ class Episode:
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 db.in_tool = False
-            size = len(json.dumps(result).encode())  # the agent only ever sees JSON
+            body = json.dumps({"result": result})  # encoded once, for the size limit and the reply; ASCII
+            size = len(body) - 12
             if size > self.max_result_bytes:
                 error = {"type": "ResultTooLarge", "message": f"the tool's result is {size:,} bytes; "
                                                               f"the limit is {self.max_result_bytes:,}"}
@@ -363,18 +386,23 @@ class Episode:
                          "traceback": _tool_traceback(failure)}
         try:
             db.conn.set_progress_handler(None, 0)
+            # SQLite's transaction ended here, directly: SQLAlchemy's view of it may be one a tool
+            # changed (a refused connection.commit() leaves it believing it is over)
             if error is None:
                 session.commit()  # releases the session's savepoint into the runtime's transaction
                 db.conn.execute("COMMIT")
-                connection.close()
-                return {"result": result}
-            session.close()
-            db.conn.execute("ROLLBACK")
-            connection.close()
+            else:
+                session.close()
+                if db.conn.in_transaction:
+                    db.conn.execute("ROLLBACK")
+            transaction.rollback()  # SQLAlchemy's side; nothing is left to undo in SQLite
         except BaseException:  # a connection the tool (or its timeout) left unusable: reopen it
             db.close()
             db.open()
-        return {"error": error}
+            if error is None:  # reopening rolled back what the commit did not take
+                error = {"type": "CommitFailed", "message": "the tool's writes could not be committed; nothing "
+                                                            "of this call was kept"}
+        return body.encode() if error is None else {"error": error}
 
 
 def _serve_episode(channel: int, template_fd: int, spec: dict, db_module, engine, pool, code,
@@ -427,6 +455,7 @@ class Template:
         self.code = {name: compile(source, f"<tool {name}>", "exec") for name, source in init["tools"].items()}
         self.pool = _EpisodePool()
         self.engine = create_engine("sqlite://", pool=self.pool)
+        _direct_savepoints(self.engine.dialect)
         self._warm_up()
 
     def _warm_up(self) -> None:

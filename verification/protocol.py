@@ -57,8 +57,9 @@ class ProtocolError(ChannelError):
     pass
 
 
-def encode(request_id: int, message: dict, blob: bytes | None = None) -> bytes:
-    body = json.dumps(message, default=str).encode()
+def encode(request_id: int, message: dict | bytes, blob: bytes | None = None) -> bytes:
+    """A frame; `message` may be its JSON body already encoded (the worker's results are, once)."""
+    body = message if isinstance(message, bytes) else json.dumps(message, default=str).encode()
     blob = blob or b""
     return HEADER.pack(request_id, len(body), len(blob)) + body + blob
 
@@ -132,6 +133,6 @@ def read_request(stream) -> tuple[int, dict, bytes | None] | None:
     return request_id, message, stream.read(blob_size) if blob_size else None
 
 
-def write_reply(stream, request_id: int, message: dict, blob: bytes | None = None) -> None:
+def write_reply(stream, request_id: int, message: dict | bytes, blob: bytes | None = None) -> None:
     stream.write(encode(request_id, message, blob))
     stream.flush()
