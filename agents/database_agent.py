@@ -18,8 +18,21 @@ def design_database(llm: LLM, domain: str, tools: list[ToolSchema]) -> tuple[DBS
     # consolidating checks the cross-references (foreign keys, tables that exist): a slip in
     # them is answered with the error as a re-ask, not a traceback
     design = llm.structured(StepKey("database"), DATABASE_SYSTEM, prompt, DatabaseDesign,
-                            check=lambda answer: consolidate(answer, names))
+                            check=lambda answer: (cross_references(answer, names), consolidate(answer, names)))
     return consolidate(design, names)
+
+
+def cross_references(design: DatabaseDesign, tool_names: list[str]) -> None:
+    """The tool→table map names every tool and only tools and tables that exist (a ValueError, re-asked)."""
+    tables = {t.name for t in design.tables}
+    problems = [f"tool_tables names an unknown tool {t!r}" for t in design.tool_tables if t not in tool_names]
+    problems += [f"tool_tables[{tool!r}] names an unknown table {t!r} (tables: {sorted(tables)})"
+                 for tool, names in design.tool_tables.items() for t in names if t not in tables]
+    missing = [t for t in tool_names if t not in design.tool_tables]
+    if missing:
+        problems.append(f"tool_tables leaves out {missing}: map every tool to the tables it reads or writes")
+    if problems:
+        raise ValueError("; ".join(problems))
 
 
 def consolidate(design: DatabaseDesign, tool_names: list[str]) -> tuple[DBSchema, dict[str, list[str]]]:

@@ -26,8 +26,15 @@ DATABASE_SYSTEM = """You derive the database that backs a set of tools. Read eve
 reverse-engineer the tables the tools need: columns with types (string, text, integer, number,
 boolean, date, datetime), exactly one string primary key per table with an id_prefix for generated
 keys, foreign keys as 'table.column', nullability, defaults, unique columns, allowed values (choices)
-and numeric bounds (minimum, maximum). Merge duplicate entities into one table and leave out tables
-no tool touches. Also map every tool to the tables it reads or writes (tool_tables)."""
+and numeric bounds (minimum, maximum). Table and column names are snake_case; a foreign key names
+a column of a table in the same answer. Merge duplicate entities into one table and leave out tables
+no tool touches. Also map every tool to the tables it reads or writes (tool_tables: every tool by
+its exact name, every table by a name in `tables`). No keys beyond the schema's.
+Example answer: {"tables": [{"name": "book", "description": "A book on the reading list", "id_prefix":
+"BK", "columns": [{"name": "book_id", "type": "string", "primary_key": true, "nullable": false},
+{"name": "title", "type": "string", "nullable": false, "max_length": 200}, {"name": "status", "type":
+"string", "nullable": false, "default": "unread", "choices": ["unread", "read"]}, {"name": "shelf_id",
+"type": "string", "foreign_key": "shelf.shelf_id"}]}, ...], "tool_tables": {"mark_read": ["book"]}}"""
 
 CODE_CONVENTIONS = """Tool code conventions (the code runs in a sandbox against a SQLModel session):
 - Write one function named exactly like the tool: `def <tool>(session: Session, <params>) -> dict:`,

@@ -185,3 +185,22 @@ def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_pa
     entry = llm.transcript.get("code/x/0")
     assert entry["model"] == "openai/gpt-4.1" and entry["usage"] == {"prompt_tokens": 11, "completion_tokens": 3}
     assert llm.transcript.tokens()["stages"]["code"] == {"prompt": 11, "completion": 3}
+
+
+def test_a_tool_table_map_naming_an_unknown_table_is_re_asked_with_the_error(tmp_path):
+    from agents.database_agent import design_database
+    from domains.spec import ToolSchema
+    from tests.scripted_domain import DATABASE, TOOLS
+
+    slip = {**DATABASE, "tool_tables": {**DATABASE["tool_tables"], "get_book": ["books"]}}
+    asked: list[str] = []
+
+    class Recording(ScriptedBackend):
+        def complete(self, key, turn, messages, **kwargs):
+            asked.append(messages[-1]["content"])
+            return super().complete(key, turn, messages)
+
+    llm = LLM(Recording({"database/-/0": slip, "database/-/0#1": DATABASE}), Transcript(tmp_path / "t.jsonl"))
+    db, mapping = design_database(llm, "reading_list", [ToolSchema.model_validate(t) for t in TOOLS])
+    assert mapping["get_book"] == ["book"] and llm.reasks == ["database/-/0#0"]
+    assert "unknown table 'books'" in asked[1]
