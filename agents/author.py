@@ -31,7 +31,8 @@ def main(argv: list[str]) -> int:
     backend = ScriptedBackend(answers)
     backend.model = "authored"
     transcript.clear()
-    return execute(Run(name, out, LLM(backend, transcript), with_graph=with_graph), fresh=True)
+    gate = 2 if any(key.startswith("mutants/") for key in answers) else 0  # the mutation gate, when scripted
+    return execute(Run(name, out, LLM(backend, transcript), with_graph=with_graph, mutation_rounds=gate), fresh=True)
 
 
 if __name__ == "__main__":

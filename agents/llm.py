@@ -361,7 +361,7 @@ class Transcript:
         self.path.write_text("\n".join(lines) + ("\n" if lines else ""))
 
 
-STAGE_ORDER = {"schema": 0, "database": 1, "code": 2, "tests": 3, "debug": 4, "graph": 5, "tasks": 6}
+STAGE_ORDER = {"schema": 0, "database": 1, "code": 2, "tests": 3, "debug": 4, "mutants": 5, "graph": 6, "tasks": 7}
 
 
 parse_json = read_json  # the tolerant reader (agents/json_reader.py)

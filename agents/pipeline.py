@@ -28,6 +28,8 @@ from agents.code_agent import write_tool
 from agents.database_agent import design_database
 from agents.debug_agent import apply_fix, propose_fix
 from agents.llm import LLM, LLMError, MissingStep
+from agents.mutation_agent import harden
+from agents.mutation_agent import summarise as summarise_mutation
 from agents.schema_agent import propose_tools
 from agents.test_agent import write_tests
 from agents.test_format import expand
@@ -63,6 +65,7 @@ class Run:
     debug_budget: int = 3
     test_timeout: float = 2.0
     with_graph: bool = True
+    mutation_rounds: int = 0  # mutation-gate requests per verified tool (0: the gate is off)
     _pool: queue.Queue | None = None
     _boxes: list[Sandbox] = field(default_factory=list)
 
@@ -144,6 +147,17 @@ class Run:
                 results = [] if refused else box.run_tests(tool.name, [x.model_dump() for x in tests])
                 test_seconds += time.perf_counter() - t
                 if not refused and all(r["passed"] for r in results):
+                    if self.mutation_rounds:
+                        t = time.perf_counter()
+                        try:
+                            cases, record["mutation"] = harden(self.llm, box, spec, tool, code, fixture, cases,
+                                                               self.mutation_rounds)
+                        except MissingStep:
+                            raise
+                        except LLMError as error:  # the tool stays verified by the tests it has
+                            record["mutation"] = {"error": str(error)}
+                        tests = expand(fixture, cases, spec.db)
+                        test_seconds += time.perf_counter() - t
                     record.update(status="verified", repaired=attempt > 0, code=code,
                                   tests=[x.model_dump(exclude_defaults=True) for x in tests])
                     break
@@ -204,6 +218,9 @@ class Run:
                 "attempts": sum(r["debug_attempts"] for r in results.values()),
             },
             "procedural_tests": sum(len(results[n]["tests"]) for n in verified),
+            **({"mutation": summarise_mutation({n: results[n]["mutation"] for n in verified
+                                                if "mutants" in results[n].get("mutation", {})})}
+               if any("mutation" in results[n] for n in verified) else {}),
             "validation_reasks": sorted(self.llm.reasks),
             "tokens": self.llm.transcript.tokens(),
         }

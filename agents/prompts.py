@@ -94,6 +94,17 @@ the corrected code (fix "code") or only the corrected cases (fix "tests": cases 
 same name; give a corrected fixture only when the fixture itself is wrong).
 """ + TESTS_FORMAT + "\n" + CODE_CONVENTIONS
 
+MUTATION_SYSTEM = """You harden the procedural tests of a tool whose code passes them. Each numbered
+mutant is the code with one small change (a comparison flipped, a boundary moved, a constant changed, a
+condition negated, a write or a raise removed, an allowed value dropped) and it still passes every case:
+the tests cannot tell it from the code. For each mutant, either write a case that passes on the code
+and fails on the mutant (a success case whose return value or state change differs, or a rejection case
+the mutant lets through; prefer states with records the call must not touch, both sides of a boundary,
+one case per allowed value), or, only when no input can tell them apart, say it is equivalent and why.
+Cases are written against the fixture, with new unique names.
+""" + TESTS_FORMAT + """
+Answer: {"cases": [...], "equivalent": [{"mutant": 3, "reason": "..."}]}"""
+
 GRAPH_SYSTEM = """You refine a tool dependency graph. An edge producer -> consumer means the consumer
 can or must run after the producer, along three dimensions: data flow (an output field of the
 producer is passed as an input parameter of the consumer, e.g. an identifier returned by a search),

@@ -1,0 +1,142 @@
+"""Mutation gate: a verified tool's tests must notice when its code is wrong.
+
+The tool's code is mutated (verification.mutation's AST operators, one change per mutant) and
+its tests run against every mutant in the sandbox. Mutants that pass every test go back to the
+test agent, a few per request: write a case that fails on the change, or argue that the change
+is equivalent. A new case joins the tests only if it passes on the real code; an argued
+equivalence is recorded with its reason and leaves the mutant out of the score. Rejection cases
+that argument validation refuses before the tool runs are flagged and do not count.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.llm import LLM, StepKey
+from agents.prompts import MUTATION_SYSTEM
+from agents.test_format import TestCase, expand
+from domains.spec import DomainSpec, State, ToolSchema
+from verification.mutation import Mutant, mutants, unreachable_rejections
+from verification.sandbox import Sandbox
+
+PER_REQUEST = 6
+
+
+class Equivalent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    mutant: int = Field(description="the mutant's number")
+    reason: str = Field(description="why no input can tell the change from the code")
+
+
+class MutantAnswer(BaseModel):
+    """Test agent, mutation round: killing cases (against the fixture) and argued equivalences."""
+
+    model_config = ConfigDict(extra="forbid")
+    cases: list[TestCase] = []
+    equivalent: list[Equivalent] = []
+
+
+def _diff(original: str, mutant: Mutant) -> str:
+    lines = difflib.unified_diff(original.splitlines(), mutant.source.splitlines(), lineterm="", n=0)
+    return "\n".join(l for l in lines if l[:1] in "+-" and not l.startswith(("+++", "---")))
+
+
+def _verdict(box: Sandbox, tool: str, code: str, mutant: Mutant, tests: list[dict]) -> None:
+    if box.define(tool, mutant.source):
+        mutant.status = "invalid"
+    else:
+        failed = next((r["name"] for r in box.run_tests(tool, tests) if not r["passed"]), None)
+        mutant.status, mutant.killed_by = ("killed", failed) if failed else ("survived", None)
+    if box.define(tool, code):
+        raise RuntimeError(f"tool {tool} no longer loads in the sandbox")
+
+
+def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str, fixture: State,
+           cases: list[TestCase], rounds: int = 2) -> tuple[list[TestCase], dict]:
+    """The tool's cases after the gate, and what report.json keeps of it."""
+    def runnable(current: list[TestCase]) -> list[dict]:
+        tests = [t.model_dump(mode="json") for t in expand(fixture, current, spec.db)]
+        skip = set(unreachable_rejections(spec, tool.name, tests))
+        return [t for t in tests if t["name"] not in skip]
+
+    found = mutants(code)
+    for mutant in found:
+        _verdict(box, tool.name, code, mutant, runnable(cases))
+    first_score = _score(found, {})
+    equivalent: dict[int, str] = {}
+    added, refused = [], []
+    normal = ast.unparse(ast.parse(code))
+    for round_ in range(rounds):
+        open_ = [i for i, m in enumerate(found, 1) if m.status == "survived" and i not in equivalent][:PER_REQUEST]
+        if not open_:
+            break
+        listing = "\n\n".join(f"mutant {i} ({found[i - 1].operator}: {found[i - 1].description}):\n"
+                              f"{_diff(normal, found[i - 1])}" for i in open_)
+        prompt = (
+            f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}\n\nCode:\n{normal}\n\n"
+            f"Fixture:\n{json.dumps(fixture)}\n\nCases so far:\n"
+            + "\n".join(f"- {c.name} ({c.kind}): {json.dumps(c.arguments, sort_keys=True)}" for c in cases)
+            + f"\n\nThese changes to the code pass every case:\n\n{listing}"
+        )
+        names = {c.name for c in cases}
+
+        def fits(answer: MutantAnswer, names: set[str] = names, asked: list[int] = open_) -> None:
+            clash = sorted(names & {c.name for c in answer.cases})
+            if clash:
+                raise ValueError(f"case names already used: {clash}")
+            unknown = sorted({e.mutant for e in answer.equivalent} - set(asked))
+            if unknown:
+                raise ValueError(f"mutants {unknown} were not asked about (asked: {asked})")
+            expand(fixture, answer.cases, spec.db)
+
+        answer = llm.structured(StepKey("mutants", tool.name, round_), MUTATION_SYSTEM, prompt, MutantAnswer,
+                                check=fits)
+        # the parent decides: a new case counts only if the real code passes it
+        results = box.run_tests(tool.name, [t.model_dump(mode="json") for t in expand(fixture, answer.cases, spec.db)])
+        for case, result in zip(answer.cases, results):
+            (added if result["passed"] else refused).append(case.name)
+            if result["passed"]:
+                cases = cases + [case]
+        for claim in answer.equivalent:
+            equivalent[claim.mutant] = claim.reason
+        new = [t for t in runnable(cases) if t["name"] in set(added)]
+        for mutant in found:
+            if mutant.status == "survived" and new:
+                _verdict(box, tool.name, code, mutant, new)
+    for i in list(equivalent):  # a mutant a case killed after all is not equivalent
+        if found[i - 1].status != "survived":
+            del equivalent[i]
+    record = {
+        "mutants": sum(m.status in ("killed", "survived") for m in found),
+        "killed": sum(m.status == "killed" for m in found),
+        "invalid": sum(m.status == "invalid" for m in found),
+        "equivalent": {str(i): f"{found[i - 1].operator}: {found[i - 1].description}: {why}"
+                       for i, why in sorted(equivalent.items())},
+        "survived": [f"{m.operator}: {m.description}" for i, m in enumerate(found, 1)
+                     if m.status == "survived" and i not in equivalent],
+        "score_before": first_score,
+        "score": _score(found, equivalent),
+        "added_cases": added,
+        "refused_cases": refused,  # they failed on the real code
+        "unreachable_rejections": unreachable_rejections(
+            spec, tool.name, [t.model_dump(mode="json") for t in expand(fixture, cases, spec.db)]),
+    }
+    return cases, record
+
+
+def _score(found: list[Mutant], equivalent: dict[int, str]) -> float | None:
+    counted = [m for i, m in enumerate(found, 1) if m.status in ("killed", "survived") and i not in equivalent]
+    return round(sum(m.status == "killed" for m in counted) / len(counted), 4) if counted else None
+
+
+def summarise(records: dict[str, dict]) -> dict:
+    """The domain's mutation score over non-equivalent mutants, and each tool's."""
+    killed = sum(r["killed"] for r in records.values())
+    counted = sum(r["mutants"] - len(r["equivalent"]) for r in records.values())
+    return {"score": round(killed / counted, 4) if counted else None, "mutants": counted, "killed": killed,
+            "equivalent": sum(len(r["equivalent"]) for r in records.values()),
+            "tools": dict(sorted(records.items()))}
