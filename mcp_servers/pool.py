@@ -167,6 +167,13 @@ def _readable(fd: int, timeout_ms: int = 0) -> bool:
     return bool(poller.poll(timeout_ms))
 
 
+def _any_readable(*fds: int) -> bool:
+    poller = select.poll()  # one system call for both: the process's exit and its socket
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
+
+
 def _alive(pidfd: int) -> bool:
     return not _readable(pidfd)
 
@@ -462,9 +469,8 @@ class EpisodeProcesses:
         try:
             if proc.closed:
                 raise PoolError(f"episode {episode_id!r} is not open")
-            if proc.sock is None or not _alive(proc.pidfd):
-                self._restore(proc)
-            if _readable(proc.sock.fileno()):  # something it was not asked for: the reply stream is not to be trusted
+            # dead, or it sent something it was not asked for (the reply stream is not to be trusted): replace it
+            if proc.sock is None or _any_readable(proc.pidfd, proc.sock.fileno()):
                 self._restore(proc)
             proc.channel.max_bytes = max_bytes
             try:

@@ -37,7 +37,7 @@ TOOLS = {
     "catch_refused_commit": ({"title": "string"},
                              "def catch_refused_commit(session, title: str) -> dict:\n" + _ADD + "    session.flush()\n"
                              + "    try:\n        session.connection().commit()\n    except Exception:\n        pass\n"
-                             + "    return {'ok': True}\n"),
+                             + _ADD + "    session.flush()\n    return {'ok': True}\n"),  # writes on after it
     "connection_commit": ({"title": "string"},
                           "def connection_commit(session, title: str) -> dict:\n" + _ADD + "    session.flush()\n"
                           + "    session.connection().commit()\n    return {'ok': True}\n"),

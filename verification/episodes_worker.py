@@ -386,16 +386,16 @@ class Episode:
                          "traceback": _tool_traceback(failure)}
         try:
             db.conn.set_progress_handler(None, 0)
-            # SQLite's transaction ended here, directly: SQLAlchemy's view of it may be one a tool
-            # changed (a refused connection.commit() leaves it believing it is over)
+            # SQLite's transaction ends here, directly: COMMIT takes the tool's open savepoint with it
+            # (flushed above). No session.commit() or close(): they would run the session's events,
+            # which a tool can register, after its window (alarm, authorizer) has closed, and cost
+            # more than a small read. SQLAlchemy's view may be one a tool changed (a refused
+            # connection.commit() leaves it believing the transaction is over).
             if error is None:
-                session.commit()  # releases the session's savepoint into the runtime's transaction
                 db.conn.execute("COMMIT")
-            else:
-                session.close()
-                if db.conn.in_transaction:
-                    db.conn.execute("ROLLBACK")
-            transaction.rollback()  # SQLAlchemy's side; nothing is left to undo in SQLite
+            elif db.conn.in_transaction:
+                db.conn.execute("ROLLBACK")
+            transaction.rollback()  # SQLAlchemy's side, savepoint included; nothing is left to undo in SQLite
         except BaseException:  # a connection the tool (or its timeout) left unusable: reopen it
             db.close()
             db.open()

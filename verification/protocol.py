@@ -69,6 +69,7 @@ class Channel:
 
     def __init__(self, writer, read_fd: int, max_bytes: int = DEFAULT_MAX_BYTES):
         self.writer, self.read_fd, self.max_bytes = writer, read_fd, max_bytes
+        self._poller = None
 
     def send(self, message: dict, blob: bytes | None = None) -> int:
         request_id = secrets.randbits(32)
@@ -81,13 +82,19 @@ class Channel:
 
     def receive(self, request_id: int, timeout: float) -> tuple[dict, bytes | None]:
         deadline = time.monotonic() + timeout
-        rid, size, blob_size = HEADER.unpack(self._read(HEADER.size, deadline))
+        data = self._read(HEADER.size, deadline, more=True)  # a small reply comes whole in this one read
+        rid, size, blob_size = HEADER.unpack_from(data)
         if rid != request_id:
             raise ProtocolError(f"a frame for request {rid:#x} answered request {request_id:#x}")
         if size + blob_size > self.max_bytes:
             raise ProtocolError(f"a {size + blob_size}-byte frame is over the {self.max_bytes}-byte cap")
-        body = self._read(size, deadline)
-        blob = self._read(blob_size, deadline) if blob_size else None
+        end = HEADER.size + size + blob_size
+        if len(data) > end:
+            raise ProtocolError("an extra frame after the reply")
+        if len(data) < end:
+            data += self._read(end - len(data), deadline)
+        body = data[HEADER.size:HEADER.size + size]
+        blob = data[HEADER.size + size:] if blob_size else None
         try:
             message = json.loads(body)
         except (ValueError, RecursionError) as error:
@@ -101,20 +108,24 @@ class Channel:
     def request(self, message: dict, timeout: float, blob: bytes | None = None) -> tuple[dict, bytes | None]:
         return self.receive(self.send(message, blob), timeout)
 
-    def _read(self, size: int, deadline: float) -> bytes:
-        poller = select.poll()
-        poller.register(self.read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    def _read(self, size: int, deadline: float, more: bool = False) -> bytes:
+        """`size` bytes; with `more`, at least `size` and whatever else the first reads bring (64 KiB at most)."""
+        if self._poller is None:
+            self._poller = select.poll()
+            self._poller.register(self.read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         chunks: list[bytes] = []
-        while size:
+        want = max(size, 1 << 16) if more else size
+        while size > 0:
             wait_ms = math.ceil((deadline - time.monotonic()) * 1000)
-            if wait_ms <= 0 or not poller.poll(wait_ms):
+            if wait_ms <= 0 or not self._poller.poll(wait_ms):
                 raise WorkerTimeout("no answer in time")
-            chunk = os.read(self.read_fd, min(size, 1 << 20))
+            chunk = os.read(self.read_fd, min(want, 1 << 20))
             if not chunk:
                 raise WorkerGone("the worker closed its end")
             chunks.append(chunk)
             size -= len(chunk)
-        return b"".join(chunks)
+            want -= len(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _bytes_waiting(fd: int) -> int:
