@@ -222,16 +222,25 @@ def _db_config(conn: sqlite3.Connection, option: int) -> None:
     _sqlite.sqlite3_db_config(ctypes.c_void_p(handle), ctypes.c_int(option), ctypes.c_int(1), ctypes.c_void_p(0))
 
 
+_SAVEPOINTS: dict[str, str] = {}  # SQLAlchemy's savepoint names -> this call's (cleared per call)
+
+
 def _direct_savepoints(dialect) -> None:
     """The tool's savepoint (one per call) straight to the DB-API connection: SQLAlchemy compiles
-    a savepoint clause anew each time, which cost more than a whole small read. Names are
-    SQLAlchemy's own (sa_savepoint_N); SQLite's authorizer still sees every statement."""
-    def run(sql: str):
-        return lambda connection, name: connection.connection.dbapi_connection.execute(sql % name)
+    a savepoint clause anew each time, which cost more than a whole small read. Its names count
+    up on a kept connection; here they restart with each call (s1, s2, ... for nested ones), so
+    the same few statements stay in the sqlite3 module's cache of prepared statements instead of
+    pushing the tools' queries out. SQLite's authorizer still sees every statement."""
+    def run(sql: str, new: bool = False):
+        def do(connection, name):
+            if new:
+                _SAVEPOINTS[name] = f"s{len(_SAVEPOINTS) + 1}"
+            connection.connection.dbapi_connection.execute(sql % _SAVEPOINTS[name])
+        return do
 
-    dialect.do_savepoint = run('SAVEPOINT "%s"')
-    dialect.do_release_savepoint = run('RELEASE SAVEPOINT "%s"')
-    dialect.do_rollback_to_savepoint = run('ROLLBACK TO SAVEPOINT "%s"')
+    dialect.do_savepoint = run("SAVEPOINT %s", new=True)
+    dialect.do_release_savepoint = run("RELEASE SAVEPOINT %s")
+    dialect.do_rollback_to_savepoint = run("ROLLBACK TO SAVEPOINT %s")
 
 
 # SQLite authorizer codes refused while a tool runs: the transaction is the runtime's, and no
@@ -300,6 +309,7 @@ class EpisodeDB:
             self.close()
             self.open()
         transaction = self.connection.begin()
+        _SAVEPOINTS.clear()
         session = Session(bind=self.connection, join_transaction_mode="create_savepoint")  # commit() only releases
         if self.now:
             session.info["now"] = self.now
