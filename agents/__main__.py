@@ -28,12 +28,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=2, help="tools built at once (default 2)")
     parser.add_argument("--fresh", action="store_true", help="ignore an interrupted run's checkpoint")
     parser.add_argument("--no-graph", action="store_true", help="stop after the verified tools")
+    parser.add_argument("--mutation-rounds", type=int, default=None,
+                        help="mutation-gate requests per verified tool (default 2 with a model, or when the "
+                             "replayed transcript recorded the gate; 0 turns it off)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="write the domain (and its transcript) here instead of domains/NAME")
     args = parser.parse_args(argv)
 
     if not valid_name(args.name):
         print(f"worldsmith: {args.name!r} is not a valid domain name: {IDENT_HELP}", file=sys.stderr)
         return 2
-    out = DOMAINS / args.name
+    out = args.out.resolve() if args.out else DOMAINS / args.name
     transcript_path = out / "transcript.jsonl"
     if not args.model and not transcript_path.exists():
         print(NO_MODEL.format(name=args.name), file=sys.stderr)
@@ -43,8 +48,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.model and not (out / ".checkpoints.sqlite").exists():
         transcript.clear()  # a new recording replaces the old one
     llm = LLM(backend_for(args.model), transcript)
-    code = execute(Run(args.name, out, llm, concurrency=args.concurrency, with_graph=not args.no_graph), args.fresh)
+    gate = args.mutation_rounds
+    if gate is None:
+        gate = 2 if args.model or any(k.startswith("mutants/") for k in transcript.entries) else 0
+    code = execute(Run(args.name, out, llm, concurrency=args.concurrency, with_graph=not args.no_graph,
+                       mutation_rounds=gate), args.fresh)
     if code == 0 and not args.no_graph:
+        if out != DOMAINS / args.name:  # the task stage reads and writes domains/NAME only
+            print(f"worldsmith: task stage skipped: it runs on domains/{args.name}/, not {out}", file=sys.stderr)
+            return code
         from tasks.__main__ import after_domain  # the task stage, with its own transcript
 
         code = after_domain(args.name, args.model)
@@ -54,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 def execute(run: Run, fresh: bool = False) -> int:
     """Run the pipeline, save what was recorded, and report; shared by the authoring entry point."""
     started = time.perf_counter()
+    where = f"domains/{run.domain}" if run.out == DOMAINS / run.domain else str(run.out)
     try:
         state = run_pipeline(run, fresh=fresh)
     except MissingStep as error:
@@ -61,7 +74,7 @@ def execute(run: Run, fresh: bool = False) -> int:
         return 1
     except LLMError as error:  # a whole stage (schema, database) could not be completed
         print(f"worldsmith: the run stopped: {error}. The domain was not written; every exchange so far is in "
-              f"domains/{run.domain}/transcript.jsonl.", file=sys.stderr)
+              f"{where}/transcript.jsonl.", file=sys.stderr)
         return 1
     finally:
         if not run.llm.replaying:
@@ -71,10 +84,10 @@ def execute(run: Run, fresh: bool = False) -> int:
     if run.llm.changed_prompts:
         print(f"worldsmith: {len(run.llm.changed_prompts)} replayed steps were recorded with a different prompt "
               f"(the answers were served as recorded): {', '.join(run.llm.changed_prompts[:10])}", file=sys.stderr)
-    print(f"worldsmith: {run.domain} written to domains/{run.domain}/ in {timings['total_seconds']:.1f} s", file=sys.stderr)
+    print(f"worldsmith: {run.domain} written to {where}/ in {timings['total_seconds']:.1f} s", file=sys.stderr)
     tools = json.loads((run.out / "report.json").read_text())["tools"]
     if not tools["verified"]:
-        print(f"worldsmith: no tool of {run.domain} was verified (see domains/{run.domain}/report.json, "
+        print(f"worldsmith: no tool of {run.domain} was verified (see {where}/report.json, "
               f"dropped_reasons): the domain is not usable.", file=sys.stderr)
         return 1
     if tools.get("dropped_model_failed"):
