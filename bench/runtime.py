@@ -94,12 +94,14 @@ def updates_only(env: Environment, tool: str) -> bool:
 def bench_in_process(env: Environment, calls: list[tuple[str, dict]], rounds: int) -> dict:
     reads, writes = split(env, calls)
     episode = env.create_episode()
-    out = {"read": [], "write": [], "update": [], "reset": [], "create": [], "errors": 0}
+    out = {"read": [], "write": [], "update": [], "reset": [], "create": [], "own": [], "errors": 0}
     for _ in range(rounds):
         episode.reset()
         for tool, arguments in calls:
             result = episode.call(tool, arguments)
             out["write" if (tool, arguments) in writes else "read"].append(result.seconds)
+            if result.tool_seconds is not None:
+                out["own"].append(result.seconds - result.tool_seconds)
             if (tool, arguments) in writes and updates_only(env, tool):
                 out["update"].append(result.seconds)
             out["errors"] += (not result.ok and result.error_type in INFRA_ERRORS)
@@ -403,6 +405,10 @@ def main(name: str = "job_seeking", live: int = 1000) -> None:
             if small and large:
                 print(f"  {what} cost at {sizes['large']:,} rows / at {sizes['small']} rows (in process, p50): "
                       f"{statistics.median(large) / statistics.median(small):.2f}x")
+        own = results["small"]["in process"]["own"]
+        if own:
+            print(f"  the runtime's own part of a call (call time minus the tool's own code and queries, in process): "
+                  f"{cell(own).strip()}")
         print("  (update: the writes whose tests only update rows by key, so the tool's own work does not grow "
               "with the tables; the other writes find the next id by scanning keys)")
         print(f"  runtime errors during latency runs: {errors}")

@@ -488,8 +488,10 @@ class EpisodeProcesses:
         finally:
             proc.lock.release()
 
-    def call(self, episode_id: str, tool: str, arguments: dict, timeout: float) -> tuple[object, dict | None]:
-        """One tool call as one transaction: (result, None) or (None, {type, message})."""
+    def call(self, episode_id: str, tool: str, arguments: dict,
+             timeout: float) -> tuple[object, dict | None, float | None]:
+        """One tool call as one transaction: (result, None, the tool's own seconds) or
+        (None, {type, message}, None)."""
         started = time.monotonic()
         reply, why = self._request(episode_id, {"op": "call", "tool": tool, "arguments": arguments, "timeout": timeout},
                                    timeout, self.max_result_bytes + 4096)
@@ -498,9 +500,10 @@ class EpisodeProcesses:
                 error = reply["error"]
                 if not isinstance(error, dict) or not isinstance(error.get("type"), str):
                     return None, {"type": "ProtocolError", "message": "the episode process answered nonsense; "
-                                  "it was replaced and the episode's state is as of its last successful call"}
-                return None, {"type": error["type"], "message": str(error.get("message") or "")}
-            return reply.get("result"), None
+                                  "it was replaced and the episode's state is as of its last successful call"}, None
+                return None, {"type": error["type"], "message": str(error.get("message") or "")}, None
+            spent = reply.get("tool_s")
+            return reply.get("result"), None, spent if isinstance(spent, float) else None
         proc = self._proc(episode_id)
         unchanged = "the episode's state is as of its last successful call"
         if proc.lost:
@@ -509,16 +512,16 @@ class EpisodeProcesses:
                          "was restarted from its initial state")
         if why == "busy":
             return None, {"type": "Timeout", "message": f"the episode was busy with another call for the whole "
-                                                        f"{timeout:g} s timeout; this call did not run"}
+                                                        f"{timeout:g} s timeout; this call did not run"}, None
         if why == "timeout":
             return None, {"type": "Timeout", "message": f"the tool did not finish within {timeout:g} s and was "
-                                                        f"stopped; {unchanged}"}
+                                                        f"stopped; {unchanged}"}, None
         if why == "died":
             spent = time.monotonic() - started
             return None, {"type": "WorkerCrashed", "message": f"the tool's process died after {spent:.2f} s (out of "
-                                                              f"memory, or killed); {unchanged}"}
+                                                              f"memory, or killed); {unchanged}"}, None
         return None, {"type": "ProtocolError", "message": f"the episode process broke the protocol ({why}); it was "
-                                                          f"replaced and {unchanged}"}
+                                                          f"replaced and {unchanged}"}, None
 
     def _checked(self, episode_id: str, message: dict, timeout: float, max_bytes: int) -> dict:
         reply, why = self._request(episode_id, message, timeout, max_bytes)

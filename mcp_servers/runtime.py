@@ -69,6 +69,7 @@ class CallResult:
     error: str | None = None
     error_type: str | None = None
     seconds: float = 0.0
+    tool_seconds: float | None = None  # the tool's own part of `seconds` (its code and queries)
 
     @property
     def text(self) -> str:
@@ -339,13 +340,13 @@ class Episode:
         except ArgumentError as error:
             return CallResult(False, error=str(error), error_type="InvalidArguments")
         try:
-            result, error = self.env.pool.call(self.id, tool, valid, self.env.call_timeout)
+            result, error, tool_seconds = self.env.pool.call(self.id, tool, valid, self.env.call_timeout)
         except PoolError as failure:
             raise EpisodeError(f"episode {self.id!r}: {failure}") from None
         seconds = time.perf_counter() - started
         if error is not None:
             return CallResult(False, error=error["message"] or error["type"], error_type=error["type"], seconds=seconds)
-        return CallResult(True, result=result, seconds=seconds)
+        return CallResult(True, result=result, seconds=seconds, tool_seconds=tool_seconds)
 
     async def acall(self, tool: str, arguments: dict | None = None) -> CallResult:
         """call() for asyncio code, on a thread that waits for the episode's process."""

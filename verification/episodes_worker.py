@@ -373,14 +373,18 @@ class Episode:
         try:
             db.in_tool = True
             signal.setitimer(signal.ITIMER_REAL, timeout)
+            started = time.perf_counter()
             try:
                 result = fn(session, **arguments)
                 session.flush()
             finally:
+                spent = time.perf_counter() - started
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 db.in_tool = False
-            body = json.dumps({"result": result})  # encoded once, for the size limit and the reply; ASCII
-            size = len(body) - 12
+            encoded = json.dumps(result)  # encoded once, for the size limit and the reply; ASCII
+            size = len(encoded)
+            # the tool's own time goes back too: what a call costs beyond it is the runtime's
+            body = f'{{"result": {encoded}, "tool_s": {spent:.7f}}}'
             if size > self.max_result_bytes:
                 error = {"type": "ResultTooLarge", "message": f"the tool's result is {size:,} bytes; "
                                                               f"the limit is {self.max_result_bytes:,}"}
