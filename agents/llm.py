@@ -456,8 +456,22 @@ class LLM:
         raise LLMError(f"{key}: no valid answer after {self.max_reasks + 1} tries")
 
 
+def _seconds(name: str, default: float) -> float:
+    value = os.environ.get(name) or str(default)
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise LLMError(f"{name}={value!r}: give a number of seconds above 0")
+    return seconds
+
+
 def backend_for(model: str | None) -> Backend | None:
-    """The backend for a `MODEL` setting; None means replay."""
+    """The backend for a `MODEL` setting; None means replay. WORLDSMITH_TIMEOUT sets the
+    per-request timeout (seconds, default 300), WORLDSMITH_BACKOFF the first retry's wait
+    (seconds, default 2, doubled after each retry)."""
     if not model:
         return None
-    return LiteLLMBackend(model, api_base=os.environ.get("API_BASE") or None)
+    return LiteLLMBackend(model, api_base=os.environ.get("API_BASE") or None,
+                          timeout=_seconds("WORLDSMITH_TIMEOUT", 300), backoff=_seconds("WORLDSMITH_BACKOFF", 2.0))
