@@ -51,8 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     gate = args.mutation_rounds
     if gate is None:
         gate = 2 if args.model or any(k.startswith("mutants/") for k in transcript.entries) else 0
+    # the policy step runs with a model, and on replay when the transcript recorded it
+    with_policy = bool(args.model) or any(k.startswith("policy/") for k in transcript.entries)
     code = execute(Run(args.name, out, llm, concurrency=args.concurrency, with_graph=not args.no_graph,
-                       mutation_rounds=gate), args.fresh)
+                       mutation_rounds=gate, with_policy=with_policy), args.fresh)
     if code == 0 and not args.no_graph:
         if out != DOMAINS / args.name:  # the task stage reads and writes domains/NAME only
             print(f"worldsmith: task stage skipped: it runs on domains/{args.name}/, not {out}", file=sys.stderr)

@@ -32,7 +32,9 @@ def main(argv: list[str]) -> int:
     backend.model = "authored"
     transcript.clear()
     gate = 2 if any(key.startswith("mutants/") for key in answers) else 0  # the mutation gate, when scripted
-    return execute(Run(name, out, LLM(backend, transcript), with_graph=with_graph, mutation_rounds=gate), fresh=True)
+    with_policy = any(key.startswith("policy/") for key in answers)  # the policy step, when scripted
+    return execute(Run(name, out, LLM(backend, transcript), with_graph=with_graph, mutation_rounds=gate,
+                       with_policy=with_policy), fresh=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from agents.answers import ToolCode
 from agents.llm import LLM, StepKey
 from agents.prompts import CODE_SYSTEM
 from domains.db_layer import module_view
+from domains.policy import prompt_section
 from domains.spec import DomainSpec, ToolSchema
 
 
@@ -17,4 +18,7 @@ def write_tool(llm: LLM, spec: DomainSpec, tool: ToolSchema, db_source: str) -> 
         f"Implement the tool `{tool.name}`.\n\nTool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True), indent=1)}"
         f"\n\nThe db module's classes for the tables it uses:\n{module_view(db_source, spec.tables_of(tool.name))}"
     )
+    policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)
+    if policy:  # the domain's rules the code must honour (none for a domain without a policy)
+        prompt += f"\n\n{policy}"
     return llm.structured(StepKey("code", tool.name), CODE_SYSTEM, prompt, ToolCode).code

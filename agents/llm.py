@@ -361,7 +361,8 @@ class Transcript:
         self.path.write_text("\n".join(lines) + ("\n" if lines else ""))
 
 
-STAGE_ORDER = {"schema": 0, "database": 1, "code": 2, "tests": 3, "debug": 4, "mutants": 5, "graph": 6, "tasks": 7}
+STAGE_ORDER = {"schema": 0, "database": 1, "policy": 2, "code": 3, "tests": 4, "debug": 5, "mutants": 6, "graph": 7,
+               "tasks": 8}
 
 
 parse_json = read_json  # the tolerant reader (agents/json_reader.py)

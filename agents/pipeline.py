@@ -1,6 +1,6 @@
 """The domain-foundation pipeline, wired as a resumable LangGraph.
 
-schema → database → compile_db → build_tool (one per tool, concurrently) → assemble → graph
+schema → database → [policy] → compile_db → build_tool (one per tool, concurrently) → assemble → graph
 
 Each node is a plain function over the run's state; the LLM, the sandboxes and the output
 folder live in a `Run`, outside the checkpointed state. A SQLite checkpointer under the domain
@@ -30,11 +30,13 @@ from agents.debug_agent import apply_fix, propose_fix
 from agents.llm import LLM, LLMError, MissingStep
 from agents.mutation_agent import harden
 from agents.mutation_agent import summarise as summarise_mutation
+from agents.policy_agent import policy_report, state_policy
 from agents.schema_agent import propose_tools
 from agents.test_agent import write_tests
 from agents.test_format import expand
 from domains.db_layer import compile_db, integrity_cases, integrity_json
-from domains.spec import DomainSpec, ToolSchema
+from domains.policy import render as render_policy
+from domains.spec import DomainSpec, ToolSchema, ToolTest
 from mcp_servers.sample_state import build_sample_state
 from verification.procedural import TEST_MODULE, failure_report, run_integrity
 from verification.sandbox import Sandbox
@@ -66,6 +68,7 @@ class Run:
     test_timeout: float = 2.0
     with_graph: bool = True
     mutation_rounds: int = 0  # mutation-gate requests per verified tool (0: the gate is off)
+    with_policy: bool = False  # ask for the domain's policy (policy/-/0) after the database
     _pool: queue.Queue | None = None
     _boxes: list[Sandbox] = field(default_factory=list)
 
@@ -103,6 +106,16 @@ class Run:
         spec = DomainSpec(name=self.domain, description=state["description"], tools=tools, db=db, tool_tables=mapping)
         self.log(f"database: {len(db.tables)} tables")
         return {"spec": spec.model_dump(), "timings": {"database": time.perf_counter() - t}}
+
+    def policy(self, state: State) -> State:
+        t = time.perf_counter()
+        spec = DomainSpec.model_validate(state["spec"])
+        policy = state_policy(self.llm, spec)
+        self.log(f"policy: {len(policy.machines)} status tables, "
+                 f"{sum(len(r) for r in policy.preconditions.values())} preconditions, "
+                 f"{len(policy.invariants)} invariants")
+        return {"spec": spec.model_copy(update={"policy": policy}).model_dump(),
+                "timings": {"policy": time.perf_counter() - t}}
 
     def compile_db(self, state: State) -> State:
         t = time.perf_counter()
@@ -200,7 +213,8 @@ class Run:
         verified = sorted(n for n, r in results.items() if r["status"] == "verified")
         write_domain(self.out, spec, state["db_source"], {n: results[n] for n in verified})
         # The state an MCP server starts from when no task is given.
-        write_json(self.out / "sample_state.json", build_sample_state(self.out))
+        sample = build_sample_state(self.out)
+        write_json(self.out / "sample_state.json", sample)
         report = {
             "domain": self.domain,
             "tables": len(spec.db.tables),
@@ -224,6 +238,9 @@ class Run:
             "validation_reasks": sorted(self.llm.reasks),
             "tokens": self.llm.transcript.tokens(),
         }
+        if not spec.policy.empty():
+            tests = {n: [ToolTest.model_validate(t) for t in results[n]["tests"]] for n in verified}
+            report["policy"] = policy_report(spec, tests, sample)
         write_json(self.out / "report.json", report)
         self.log(f"assemble: {len(verified)} verified, {len(report['tools']['dropped'])} dropped")
         return {}
@@ -252,7 +269,12 @@ class Run:
         builder.add_node("assemble", self.assemble)
         builder.add_edge(START, "schema")
         builder.add_edge("schema", "database")
-        builder.add_edge("database", "compile_db")
+        if self.with_policy:
+            builder.add_node("policy", self.policy)
+            builder.add_edge("database", "policy")
+            builder.add_edge("policy", "compile_db")
+        else:
+            builder.add_edge("database", "compile_db")
         builder.add_conditional_edges("compile_db", self.fan_out, ["build_tool"])
         builder.add_edge("build_tool", "assemble")
         if self.with_graph:
@@ -314,6 +336,11 @@ def write_domain(out: Path, spec: DomainSpec, db_source: str, verified: dict[str
         write_json(tests_dir / f"{name}.json", record["tests"])
     (tests_dir / "integrity.json").write_text(integrity_json(spec.db))
     (tests_dir / "test_domain.py").write_text(TEST_MODULE.format(name=spec.name))
+    policy_md = out / "policy.md"
+    if spec.policy.empty():
+        policy_md.unlink(missing_ok=True)  # a stale one would tell the agent rules of another build
+    else:
+        policy_md.write_text(render_policy(spec.name, spec.description, spec.policy, tools=sorted(verified)))
 
 
 def run_pipeline(run: Run, fresh: bool = False) -> dict:

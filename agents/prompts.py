@@ -36,6 +36,41 @@ Example answer: {"tables": [{"name": "book", "description": "A book on the readi
 "string", "nullable": false, "default": "unread", "choices": ["unread", "read"]}, {"name": "shelf_id",
 "type": "string", "foreign_key": "shelf.shelf_id"}]}, ...], "tool_tables": {"mark_read": ["book"]}}"""
 
+POLICY_SYSTEM = """You state the policy of a simulated software domain: the rules its tools enforce, which
+an agent using the tools must follow. The agent reads it, the programmer of each tool implements it and
+the tester tests it; its checkable parts are verified on database states. From the tool schemas and the
+tables, answer:
+- machines: the lifecycle of each status column (a column with allowed values that tools move between):
+  table, column, initial (values a new row starts in), terminal (values nothing moves out of), closed
+  (values the domain calls closed, if it does), transitions (entries of `from` one value, `to` the values
+  it may move to, and the `tools` that make those moves; a value whose moves are made by different tools
+  has an entry per group; each move once), note (what the tools leave unchecked, if anything).
+- preconditions: tool name -> its rules, one sentence each, with the error the tool raises when the rule
+  fails (NotFound, InvalidInput, Conflict or PreconditionFailed). State rules on the records the call
+  touches and on the current date; leave out argument formats the schema already gives and "the record
+  exists" (every tool taking an id raises NotFound). A tool whose schema raises PreconditionFailed or
+  Conflict has rules saying when.
+- invariants: statements every database state keeps, each with a check where one of these kinds
+  expresses it: allowed_values {table, column, values?}; at_most {table, group_by, max, where?} (at most
+  max rows per value of the group_by columns; [] counts the whole table); requires_related {table,
+  where?, related, on, related_where?} (each selected row has a row in `related` whose `on` columns
+  equal its own: {column: related column}); not_null {table, where?, columns}. `where` and
+  `related_where` select rows: {column: [values]}.
+- clock: {"tools": [...]}: the tools whose rules or results depend on today's date or the time. Now is
+  the episode clock, read by tools with now(session) / today(session), never the real date.
+Every name must exist: tables and columns among the tables given, tools among the tools given, values
+among a column's allowed values; a transition's tools write its table; terminal values have no
+transitions out. No keys beyond the schema's.
+Example answer: {"machines": [{"table": "book", "column": "status", "initial": ["unread"], "terminal":
+["read"], "transitions": [{"from": "unread", "to": ["reading"], "tools": ["start_reading"]}, {"from":
+"reading", "to": ["read"], "tools": ["finish_book"]}]}], "preconditions": {"start_reading": [{"rule":
+"The book is unread.", "error": "PreconditionFailed"}, {"rule": "No other book is being read.", "error":
+"Conflict"}], "review_book": [{"rule": "The book is read.", "error": "PreconditionFailed"}]},
+"invariants": [{"statement": "At most one book is being read at a time.", "check": {"kind": "at_most",
+"table": "book", "group_by": [], "max": 1, "where": {"status": ["reading"]}}}, {"statement": "Only a read
+book has a review.", "check": {"kind": "requires_related", "table": "review", "related": "book", "on":
+{"book_id": "book_id"}, "related_where": {"status": ["read"]}}}], "clock": {"tools": ["start_reading"]}}"""
+
 CODE_CONVENTIONS = """Tool code conventions (the code runs in a sandbox against a SQLModel session):
 - Write one function named exactly like the tool: `def <tool>(session: Session, <params>) -> dict:`,
   parameters in the declared order; optional parameters default to their declared default (or None).

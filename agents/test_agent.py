@@ -13,7 +13,8 @@ from agents.answers import TestPage
 from agents.llm import LLM, AnswerTruncated, LLMError, StepKey
 from agents.prompts import TESTS_SYSTEM
 from agents.test_format import TestCase, expand
-from domains.spec import DomainSpec, State, ToolSchema
+from domains.policy import prompt_section
+from domains.spec import DBSchema, DomainSpec, State, ToolSchema
 
 PER_REQUEST = 6
 MAX_REQUESTS = 8
@@ -21,9 +22,14 @@ MAX_REQUESTS = 8
 
 def table_columns(spec: DomainSpec, tool: str) -> str:
     """The tables a state for `tool` fills, a line per column (shorter than their JSON)."""
+    return describe_tables(spec.db, spec.tables_of(tool))
+
+
+def describe_tables(db: DBSchema, names: list[str]) -> str:
+    """Tables a line per column: type, key, nullability, default, references, bounds, allowed values."""
     lines = []
-    for name in spec.tables_of(tool):
-        table = spec.db.table(name)
+    for name in names:
+        table = db.table(name)
         lines.append(f"{name} (keys {table.id_prefix}-0001 upward){': ' + table.description if table.description else ''}")
         for c in table.columns:
             facts = [c.type, "primary key" if c.primary_key else "" if c.nullable else "not null",
@@ -45,6 +51,9 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
             f"{json.dumps(tool.model_dump(exclude_defaults=True))}\n\n"
             f"Tables a state for it needs (a row gives every column; nullable ones without a default may be left out when null):\n"
             f"{table_columns(spec, tool.name)}")
+    policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)
+    if policy:  # a domain with a policy: cases for its rules (rejections) and moves along its status table
+        base += f"\n\n{policy}"
     fixture: State | None = None
     cases: list[TestCase] = []
     limit = PER_REQUEST

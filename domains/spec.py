@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from domains.policy import Policy, requirements
+
 IDENT = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 ParamType = Literal["string", "integer", "number", "boolean", "array", "object"]
@@ -164,12 +166,17 @@ class DomainSpec(_Model):
     tools: list[ToolSchema]
     db: DBSchema
     tool_tables: dict[str, list[str]] = Field(description="tool name → tables it reads or writes")
+    policy: Policy = Field(Policy(), description="the domain's rules (domains/policy.py); empty in older specs")
 
     def tool(self, name: str) -> ToolSchema:
         for t in self.tools:
             if t.name == name:
                 return t
         raise KeyError(name)
+
+    def requirements(self, tool: str) -> list[str]:
+        """The preconditions a tool's served description ends with ("Requires: ...")."""
+        return requirements(self.policy, self.tool(tool))
 
     def tables_of(self, tool: str) -> list[str]:
         """The tables a tool reads or writes and those they reference, in the schema's order:

@@ -13,11 +13,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from domains.policy import described
 from domains.spec import DomainSpec, State
 from mcp_servers.runtime import resolve_domain
 from mcp_servers.schemas import openai_function
 from rollouts.episode import SYSTEM
-from rollouts.sessions import read_policy
+from rollouts.sessions import episode_policy, read_policy
 from tasks.model import Task, task_ids
 from verification.procedural import tool_sources
 
@@ -42,12 +43,15 @@ class DomainSource:
     def data_source(self) -> str:
         return f"worldsmith/{self.name}"
 
-    def system_prompt(self) -> str:
-        return SYSTEM.format(domain=self.name, policy=self.policy).strip()
+    def system_prompt(self, task: Task | None = None) -> str:
+        """The agent's system message; for a task, the policy ends with its episode's date, as in
+        `make eval` trajectories."""
+        policy = episode_policy(self.policy, task.now) if task is not None else self.policy
+        return SYSTEM.format(domain=self.name, policy=policy).strip()
 
     def prompt(self, task: Task) -> list[dict]:
         """What the agent is shown first: the system message and the user's request, no answers."""
-        return [{"role": "system", "content": self.system_prompt()},
+        return [{"role": "system", "content": self.system_prompt(task)},
                 {"role": "user", "content": task.instruction}]
 
     def full_state(self, state: State) -> State:
@@ -75,7 +79,8 @@ def read_domain(domain: str | Path) -> DomainSource:
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ExportError(f"{folder} is not a complete domain (report.json, tools.py, sample_state.json): "
                           f"{type(error).__name__}: {error}") from None
-    tools = [openai_function(t) for t in sorted(spec.tools, key=lambda t: t.name) if t.name in verified]
+    tools = [openai_function(t, described(t.description, spec.requirements(t.name)))
+             for t in sorted(spec.tools, key=lambda t: t.name) if t.name in verified]
     tasks = []
     for task_id in task_ids(folder):
         path = folder / "tasks" / f"{task_id}.json"

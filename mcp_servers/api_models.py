@@ -39,6 +39,7 @@ class EpisodeInfo(BaseModel):
     max_calls: int | None
     call_timeout_s: float
     closed: bool
+    now: str = Field(description="the episode clock the tools read (YYYY-MM-DDTHH:MM:SS)")
 
 
 class CreatedEpisode(EpisodeInfo):

@@ -37,6 +37,7 @@ from typing import Any
 
 
 import domains
+from domains.policy import DEFAULT_NOW, described
 from domains.spec import DomainSpec, State, ToolSchema
 from mcp_servers.pool import EpisodeProcesses, PoolError
 from mcp_servers.sample_state import build_sample_state
@@ -124,6 +125,12 @@ class Environment:
         self.tools: dict[str, ToolSchema] = {t.name: t for t in sorted(self.spec.tools, key=lambda t: t.name)
                                              if t.name in sources}
         self.validators = {n: ArgumentValidator(t, max_string_chars, max_argument_bytes) for n, t in self.tools.items()}
+        # What the agent reads: each description ends with the tool's preconditions ("Requires: ..."),
+        # and the domain's policy.md (its description when it has none) opens every episode.
+        self.descriptions = {n: described(t.description, self.spec.requirements(n)) for n, t in self.tools.items()}
+        policy = self.dir / "policy.md"
+        self.policy = policy.read_text() if policy.is_file() else ""
+        self.instructions = self.policy or self.spec.description
         self.pool = EpisodeProcesses((self.dir / "db.py").read_text(), {n: sources[n] for n in self.tools},
                                      memory_mb=memory_mb, max_result_bytes=max_result_bytes, disk_mb=disk_mb,
                                      max_episodes=max_episodes + 1, unsafe_unconfined=unsafe_unconfined)
@@ -163,7 +170,7 @@ class Environment:
         return path.is_file() and overwrites(json.loads(path.read_text()))
 
     def openai_tools(self) -> list[dict]:
-        return [openai_function(t) for t in self.tools.values()]
+        return [openai_function(t, self.descriptions[n]) for n, t in self.tools.items()]
 
     # -- tasks ---------------------------------------------------------------------------
     def task_ids(self) -> list[str]:
@@ -312,9 +319,15 @@ class Episode:
     def task_id(self) -> str | None:
         return self.task.id if self.task else None
 
+    @property
+    def now(self) -> str:
+        """The episode clock the tools read: the task's `now`, else the DB layer's default."""
+        return self.template.now or DEFAULT_NOW
+
     def info(self) -> dict:
         return {"episode_id": self.id, "domain": self.env.name, "task_id": self.task_id, "calls": self.calls,
-                "max_calls": self.max_calls, "call_timeout_s": self.env.call_timeout, "closed": self.closed}
+                "max_calls": self.max_calls, "call_timeout_s": self.env.call_timeout, "closed": self.closed,
+                "now": self.now}
 
     def _check_open(self) -> None:
         if self.closed:

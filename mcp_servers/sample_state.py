@@ -3,7 +3,9 @@
 Until a domain has tasks, its server starts from this state. The success tests' initial
 states are merged in a fixed order (tools by name, tests as written); a row whose primary
 key or a unique value is already taken is skipped, and rows whose foreign keys then point
-nowhere are dropped, so the result loads into the domain's database as it is.
+nowhere are dropped, so the result loads into the domain's database as it is. Rows that break
+an invariant of the domain's policy (a test's fixture may hold states the tools never make)
+are dropped too, with the rows that then point nowhere, until the state keeps every invariant.
 """
 
 from __future__ import annotations
@@ -70,8 +72,27 @@ def _drop_dangling(schema: DBSchema, rows: dict[str, dict[str, dict]]) -> None:
                         break
 
 
+def keep_invariants(spec: DomainSpec, state: State) -> State:
+    """`state` without the rows that break the policy's checkable invariants (and those that then
+    point nowhere), dropped until none is broken."""
+    from verification.invariants import check_invariants
+
+    rows = {t.name: {r[t.primary_key.name]: r for r in state.get(t.name, [])} for t in spec.db.tables}
+    while True:
+        current = {t.name: list(rows[t.name].values()) for t in spec.db.tables}
+        drop = {(v.table, key) for v in check_invariants(spec.policy, spec.db, current) for key in v.rows}
+        drop = {(table, key) for table, key in drop if key in rows.get(table, {})}
+        if not drop:
+            return {t.name: [rows[t.name][k] for k in sorted(rows[t.name])] for t in spec.db.tables}
+        for table, key in drop:
+            del rows[table][key]
+        _drop_dangling(spec.db, rows)
+
+
 def build_sample_state(domain_dir: Path) -> State:
-    """The domain's sample state: deterministic, foreign-key consistent, every table listed."""
+    """The domain's sample state: deterministic, foreign-key consistent, keeping the policy's
+    invariants, every table listed."""
     domain_dir = Path(domain_dir)
     spec = DomainSpec.model_validate_json((domain_dir / "spec.json").read_text())
-    return merge_states(spec.db, _success_states(domain_dir))
+    state = merge_states(spec.db, _success_states(domain_dir))
+    return state if spec.policy.empty() else keep_invariants(spec, state)

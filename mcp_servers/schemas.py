@@ -53,9 +53,11 @@ def input_schema(tool: ToolSchema) -> dict:
     }
 
 
-def openai_function(tool: ToolSchema) -> dict:
-    return {"type": "function",
-            "function": {"name": tool.name, "description": tool.description, "parameters": input_schema(tool)}}
+def openai_function(tool: ToolSchema, description: str | None = None) -> dict:
+    """The OpenAI function form; `description` replaces the schema's (the served one ends with the
+    tool's preconditions: DomainSpec.requirements, domains.policy.described)."""
+    return {"type": "function", "function": {"name": tool.name, "description": description or tool.description,
+                                             "parameters": input_schema(tool)}}
 
 
 def overwrites(tests: list[dict]) -> bool:

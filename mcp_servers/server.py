@@ -11,6 +11,11 @@ as tools:
 
 One server serves one episode over stdio; over HTTP one server serves all of them, and
 `resolve` finds the episode from the request's URL.
+
+The server's instructions are the domain's policy.md (its description when it has none),
+ending with the episode's current date and time: set when a client initializes (or discovers),
+from the episode the request resolves to, so that each HTTP episode states its own clock. Tool
+descriptions end with the tool's preconditions ("Requires: ...").
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from typing import Any
 import anyio
 from fastmcp import FastMCP
 from fastmcp.exceptions import ResourceError
+from fastmcp.server.middleware import Middleware
 from fastmcp.tools.base import Tool, ToolResult
 from mcp_types import TextContent, ToolAnnotations
 from pydantic import PrivateAttr
 
+from domains.policy import episode_instructions
 from mcp_servers.runtime import Environment, Episode, EpisodeError, RewardUnavailable, UnknownTask
 from mcp_servers.schemas import annotations, input_schema
 
@@ -56,11 +63,40 @@ def _json(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
+class EpisodeClock(Middleware):
+    """Ends the instructions an initializing (or discovering) client gets with its episode's date."""
+
+    def __init__(self, env: Environment, resolve: Resolver):
+        self.env, self.resolve = env, resolve
+
+    def _instructions(self) -> str:
+        try:
+            now = self.resolve().now
+        except Exception:  # no episode behind this request (an unknown one is refused before the MCP layer)
+            now = None
+        return episode_instructions(self.env.instructions, now)
+
+    async def on_initialize(self, context, call_next):
+        result = await call_next(context)
+        if result is not None and hasattr(result, "instructions"):
+            result.instructions = self._instructions()
+        return result
+
+    async def on_discover(self, context, call_next):
+        result = await call_next(context)
+        if isinstance(result, dict):
+            return {**result, "instructions": self._instructions()}
+        if hasattr(result, "instructions"):
+            result.instructions = self._instructions()
+        return result
+
+
 def build_server(env: Environment, resolve: Resolver) -> FastMCP:
-    server = FastMCP(name=f"worldsmith-{env.name}", instructions=env.spec.description)
+    server = FastMCP(name=f"worldsmith-{env.name}", instructions=episode_instructions(env.instructions, None))
+    server.add_middleware(EpisodeClock(env, resolve))
     schemas = {}
     for schema in env.tools.values():
-        tool = DomainTool(name=schema.name, description=schema.description, parameters=input_schema(schema),
+        tool = DomainTool(name=schema.name, description=env.descriptions[schema.name], parameters=input_schema(schema),
                           annotations=ToolAnnotations(**annotations(schema, env.overwrites(schema.name))))
         tool._resolve = resolve
         server.add_tool(tool)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from domains.policy import episode_instructions
 from mcp_servers.runtime import CallResult, Environment, Episode
 
 
@@ -48,13 +49,19 @@ def read_policy(domain_dir: Path) -> str:
     return path.read_text() if path.is_file() else ""
 
 
+def episode_policy(policy: str, now: str | None) -> str:
+    """The policy an agent reads in one episode: policy.md ending with the episode's date and time
+    (as the MCP server's instructions end); a domain without policy.md has none."""
+    return episode_instructions(policy, now) if policy.strip() else ""
+
+
 class InProcessSession:
     """One episode of an `Environment` in this process."""
 
     def __init__(self, env: Environment, episode: Episode, tools: list[dict]):
         task = episode.task
         self.env, self.episode, self.tools, self.domain = env, episode, tools, env.name
-        self.policy = read_policy(env.dir)
+        self.policy = episode_policy(env.policy, episode.now)
         self.scenario = Scenario(task.id, task.instruction, task.user_profile)
 
     @classmethod
@@ -153,7 +160,7 @@ class MCPSession:
         schemas = [{"type": "function", "function": {"name": t.name, "description": t.description or "",
                                                      "parameters": t.input_schema}} for t in listed]
         session = cls(base_url, http, info, client, restrict(schemas, tools))
-        session.policy = policy
+        session.policy = episode_policy(policy, info.get("now"))
         return session
 
     async def call(self, name: str, arguments: dict) -> str:

@@ -60,6 +60,24 @@ DATABASE = {
     "tool_tables": {t["name"]: ["book"] for t in TOOLS},
 }
 
+# The policy step's answer (asked when a run has with_policy): a status table, a precondition, and
+# invariants of each checkable kind the reading list has.
+POLICY = {
+    "machines": [{"table": "book", "column": "status", "initial": ["unread"], "terminal": ["read"],
+                  "transitions": [{"from": "unread", "to": ["read"], "tools": ["mark_read"]}]}],
+    "preconditions": {"add_book": [{"rule": "pages, when given, is at least 1.", "error": "InvalidInput"}]},
+    "invariants": [
+        {"statement": "A book's status is unread or read.",
+         "check": {"kind": "allowed_values", "table": "book", "column": "status"}},
+        {"statement": "The list holds a title by an author once.",
+         "check": {"kind": "at_most", "table": "book", "group_by": ["title", "author"], "max": 1}},
+        {"statement": "Every book has a title and an author.",
+         "check": {"kind": "not_null", "table": "book", "columns": ["title", "author"]}},
+        {"statement": "Books are added by hand, one at a time."},
+    ],
+    "clock": {"tools": ["add_book"]},
+}
+
 BOOK = {"book_id": "BK-0001", "title": "Dune", "author": "Herbert", "pages": 412, "status": "unread",
         "added_at": "2025-01-02T10:00:00"}
 
@@ -186,6 +204,7 @@ def answers(debug_budget: int = 3) -> dict:
         "schema/export_list/0": {"tools": copy.deepcopy(TOOLS[4:])},
         "database/-/0": {"tables": [{"name": "book", "columns": []}], "tool_tables": {}},  # invalid: re-asked
         "database/-/0#1": copy.deepcopy(DATABASE),
+        "policy/-/0": copy.deepcopy(POLICY),  # asked only by runs with a policy step
         "code/add_book/0": {"code": ADD_BOOK_DRAFT},
         "code/get_book/0": {"code": GET_BOOK},
         "code/mark_read/0": {"code": MARK_READ_DRAFT},

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from verification.procedural import check_integrity, check_tool, open_domain, tool_names
+from verification.procedural import check_integrity, check_policy, check_tool, open_domain, tool_names
 
 DOMAIN = Path(__file__).resolve().parent.parent
 
@@ -31,6 +31,10 @@ def sandbox():
 
 def test_db_integrity(sandbox):
     check_integrity(sandbox, DOMAIN)
+
+
+def test_sample_state_keeps_the_policy_invariants():
+    check_policy(DOMAIN)
 
 
 @pytest.mark.parametrize("tool", tool_names(DOMAIN))
@@ -95,6 +99,21 @@ def run_integrity(box: Sandbox, cases: list[dict]) -> list[str]:
         elif case["kind"] != "valid" and not error:
             problems.append(f"{case['table']}: {case['kind']} was not enforced")
     return problems
+
+
+def check_policy(domain_dir: Path) -> None:
+    """The domain's sample state keeps the checkable invariants of its policy (none without one)."""
+    from domains.spec import DomainSpec
+    from verification.invariants import check_invariants
+
+    spec = DomainSpec.model_validate_json((domain_dir / "spec.json").read_text())
+    sample = domain_dir / "sample_state.json"
+    if spec.policy.empty() or not sample.is_file():
+        return
+    violations = check_invariants(spec.policy, spec.db, json.loads(sample.read_text()))
+    assert not violations, f"{len(violations)} violations of the policy's invariants in sample_state.json:\n" + \
+        "\n".join(f"- {spec.policy.invariants[v.invariant].statement} {v.table} {v.key}: {v.problem}"
+                  for v in violations)
 
 
 def check_integrity(box: Sandbox, domain_dir: Path) -> None:
