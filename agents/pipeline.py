@@ -37,7 +37,7 @@ from agents.test_format import expand
 from domains.db_layer import compile_db, integrity_cases, integrity_json
 from domains.policy import render as render_policy
 from domains.spec import DomainSpec, ToolSchema, ToolTest
-from mcp_servers.sample_state import build_sample_state
+from mcp_servers.sample_state import build_sample_state, merged_sample_state
 from verification.procedural import TEST_MODULE, failure_report, run_integrity
 from verification.sandbox import Sandbox
 
@@ -240,7 +240,7 @@ class Run:
         }
         if not spec.policy.empty():
             tests = {n: [ToolTest.model_validate(t) for t in results[n]["tests"]] for n in verified}
-            report["policy"] = policy_report(spec, tests, sample)
+            report["policy"] = policy_report(spec, tests, sample, merged_sample_state(self.out))
         write_json(self.out / "report.json", report)
         self.log(f"assemble: {len(verified)} verified, {len(report['tools']['dropped'])} dropped")
         return {}

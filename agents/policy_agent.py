@@ -48,13 +48,19 @@ def _violated(violations: list, policy: Policy) -> Counter:
     return Counter(f"{v.invariant}: {policy.invariants[v.invariant].statement}" for v in violations)
 
 
-def policy_report(spec: DomainSpec, tests: dict[str, list[ToolTest]], sample: State) -> dict:
+def policy_report(spec: DomainSpec, tests: dict[str, list[ToolTest]], sample: State,
+                  merged: State | None = None) -> dict:
     """report.json's `policy`: its size, and which states break its checkable invariants: the sample
-    state, the verified tests' initial states, and the states their success cases leave (new
+    state (and the merged test states it was made from, before the rows breaking an invariant were
+    dropped), the verified tests' initial states, and the states their success cases leave (new
     violations only); how the success cases move status columns against the transition tables."""
     policy, pks = spec.policy, primary_keys(spec.db)
     rules = sum(len(r) for r in policy.preconditions.values())
     sample_violations = check_invariants(policy, spec.db, sample)
+    merged = sample if merged is None else merged
+    merged_violations = check_invariants(policy, spec.db, merged)
+    dropped = {t: sorted({r[pk] for r in rows} - {r[pk] for r in sample.get(t, [])})
+               for t, pk in pks.items() if (rows := merged.get(t, []))}
     checked = violating = calls = 0
     initial: Counter = Counter()
     introduced: Counter = Counter()
@@ -95,7 +101,10 @@ def policy_report(spec: DomainSpec, tests: dict[str, list[ToolTest]], sample: St
         "clock": {"source": CLOCK_SOURCE, "read_with": CLOCK_READ, "default": DEFAULT_NOW, "tools": policy.clock.tools},
         "sample_state": {"violations": len(sample_violations),
                          "by_invariant": dict(sorted(_violated(sample_violations, policy).items())),
-                         "first": [v.as_dict() for v in sample_violations[:10]]},
+                         "first": [v.as_dict() for v in sample_violations[:10]],
+                         "merged_violations": len(merged_violations),
+                         "merged_by_invariant": dict(sorted(_violated(merged_violations, policy).items())),
+                         "rows_dropped": {t: keys for t, keys in sorted(dropped.items()) if keys}},
         "test_states": {"checked": checked, "violating": violating, "by_invariant": dict(sorted(initial.items()))},
         "success_calls": {"checked": calls, "leaving_new_violations": sum(len(v) for v in introduced_by.values()),
                           "by_invariant": dict(sorted(introduced.items())),

@@ -89,10 +89,17 @@ def keep_invariants(spec: DomainSpec, state: State) -> State:
         _drop_dangling(spec.db, rows)
 
 
+def merged_sample_state(domain_dir: Path) -> State:
+    """The success tests' states merged, before the policy's invariants are applied."""
+    domain_dir = Path(domain_dir)
+    spec = DomainSpec.model_validate_json((domain_dir / "spec.json").read_text())
+    return merge_states(spec.db, _success_states(domain_dir))
+
+
 def build_sample_state(domain_dir: Path) -> State:
     """The domain's sample state: deterministic, foreign-key consistent, keeping the policy's
     invariants, every table listed."""
     domain_dir = Path(domain_dir)
     spec = DomainSpec.model_validate_json((domain_dir / "spec.json").read_text())
-    state = merge_states(spec.db, _success_states(domain_dir))
+    state = merged_sample_state(domain_dir)
     return state if spec.policy.empty() else keep_invariants(spec, state)

@@ -19,12 +19,12 @@ from fastmcp import Client as FastMCPClient
 
 from agents.llm import LLM, STAGE_ORDER, ScriptedBackend, Transcript
 from agents.pipeline import Run, run_pipeline
-from agents.policy_agent import state_policy
+from agents.policy_agent import policy_report, state_policy
 from domains.db_layer import RUNTIME
 from domains.policy import DEFAULT_NOW, Check, Policy, cross_references, described, episode_instructions
 from domains.policy import ErrorName as policy_errors
 from domains.policy import prompt_section, render
-from domains.spec import DBSchema, DomainSpec, ErrorName, ToolSchema
+from domains.spec import DBSchema, DomainSpec, ErrorName, ToolSchema, ToolTest
 from mcp_servers.runtime import Environment
 from mcp_servers.sample_state import keep_invariants
 from mcp_servers.server import build_server
@@ -141,6 +141,28 @@ def test_the_sample_state_drops_rows_that_break_invariants_and_what_then_dangles
     assert [a["application_id"] for a in kept["application"]] == ["APP-1", "APP-2", "APP-3"]
     assert [o["offer_id"] for o in kept["offer"]] == ["OFR-1"]  # its application was dropped
     assert check_invariants(INVARIANTS, DB, kept) == []
+
+
+def test_the_report_counts_violations_before_and_after_a_call_and_moves_outside_the_table():
+    policy = INVARIANTS.model_copy(update={"machines": Policy.model_validate({"machines": [
+        {"table": "application", "column": "status", "initial": ["draft"], "terminal": ["closed"], "transitions": [
+            {"from": "draft", "to": ["submitted"], "tools": ["submit"]}, {"from": "submitted", "to": ["offered"]},
+            {"from": "offered", "to": ["closed"]}]}]}).machines})
+    spec = DomainSpec(name="jobs", description="d", tools=[], db=DB, tool_tables={}, policy=policy)
+    start = {"application": [_app("APP-1", "Acme", "submitted"), _app("APP-7", "Zeta", "offered")]}  # APP-7: no offer
+    tests = {"reopen": [
+        ToolTest(name="reopens", kind="success", initial_state=start,
+                 expect_changes={"application": {"updated": {"APP-1": {"status": "offered"}}}}),
+        ToolTest(name="refused", kind="rejection", initial_state=GOOD, expect_error="PreconditionFailed")]}
+    merged = {**GOOD, "application": GOOD["application"] + [_app("APP-8", "Beta", "offered")]}
+    sample = keep_invariants(spec, merged)
+    report = policy_report(spec, tests, sample, merged)
+    assert report["sample_state"]["violations"] == 0 and report["sample_state"]["merged_violations"] == 1
+    assert report["sample_state"]["rows_dropped"] == {"application": ["APP-8"]}
+    assert report["test_states"] == {"checked": 2, "violating": 1,
+                                     "by_invariant": {"2: an offered application has an offer": 1}}
+    assert report["success_calls"]["by_tool"] == {"reopen": ["reopens"]}  # APP-1 offered without an offer
+    assert report["status_moves"]["outside_table"] == 0 and report["status_moves"]["checked"] == 1
 
 
 # -- cross-references ------------------------------------------------------------------------
