@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from verification.procedural import check_integrity, check_tool, open_domain, tool_names
+from verification.procedural import check_integrity, check_policy, check_tool, open_domain, tool_names
 
 DOMAIN = Path(__file__).resolve().parent.parent
 
@@ -17,6 +17,10 @@ def sandbox():
 
 def test_db_integrity(sandbox):
     check_integrity(sandbox, DOMAIN)
+
+
+def test_sample_state_keeps_the_policy_invariants():
+    check_policy(DOMAIN)
 
 
 @pytest.mark.parametrize("tool", tool_names(DOMAIN))
