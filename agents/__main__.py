@@ -101,4 +101,11 @@ def execute(run: Run, fresh: bool = False) -> int:
 
 
 if __name__ == "__main__":
+    import signal
+
+    # Ctrl-C ends the run at once, as a kill does. Raised as KeyboardInterrupt it reached the main
+    # thread only after a tool build finished, and the interpreter then waited for the worker
+    # threads, which went on asking the model for every queued tool. Every answer so far is on
+    # disk and the same command resumes from the checkpoint.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.exit(main())

@@ -245,6 +245,7 @@ class LiteLLMBackend:
                  schema: dict | None = None) -> tuple[str, dict]:
         import litellm
 
+        litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banner on stdout per failed request
         delay, deadline = self.backoff, time.monotonic() + self.step_deadline
         attempt = 0
         while True:

@@ -233,7 +233,7 @@ class TranscriptEndpoint:
         self.by_step: Counter = Counter()  # step key -> requests
         self.by_turn: Counter = Counter()  # "key#turn" -> requests
         self.by_prompt: Counter = Counter()  # prompt_hash(all messages) -> requests
-        self.log: list[dict] = []  # one per request: step, turn, way, status, finish_reason, tokens
+        self.log: list[dict] = []  # per request: step, turn, way, status, changes, stall, reask, finish_reason, tokens
         self.unknown: list[str] = []  # prompts the transcript does not know (first user line)
         self.normalised = 0  # requests matched only after undoing tabs and CRLF in their prompt
         self.on_request = None  # a callable(endpoint) after each answered request, for tests
@@ -283,6 +283,8 @@ class TranscriptEndpoint:
             self.by_prompt[prompt_hash(messages)] += 1
             step = self._step(messages)
             plan = {"step": step, "turn": turn, "way": asked(body), "status": 200}
+            if turn:  # what the re-ask said was wrong
+                plan["reask"] = str(messages[-1].get("content") or "")[:500]
             if step is None:
                 user = next((m.get("content", "") for m in messages if m.get("role") == "user"), "")
                 self.unknown.append(str(user).splitlines()[0][:200] if user else "")
@@ -333,7 +335,7 @@ class TranscriptEndpoint:
             return JSONResponse({"error": {"message": plan["message"], "type": kind,
                                            "code": "invalid_api_key" if plan["status"] == 401 else None}},
                                 status_code=plan["status"])
-        if plan.get("stall"):
+        if plan.get("stall"):  # the client gives up first; what is sent after is never read
             await asyncio.sleep(plan["stall"])
         text = plan.pop("text")
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
