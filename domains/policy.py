@@ -336,7 +336,9 @@ def render(name: str, description: str, policy: Policy, tools: list[str] | None 
             if policy.preconditions[tool]:
                 lines += ["", f"### `{tool}`", ""] + [f"- {rule_text(r)}" for r in policy.preconditions[tool]]
     if policy.invariants:
-        lines += ["", "## Invariants", "", "Every state of the database keeps these:", ""]
+        lines += ["", "## Invariants", "",
+                  "Keep these true in every state of the database. The tools enforce some of them, not all: "
+                  "before a change that could break one, check it.", ""]
         lines += [f"- {inv.statement.strip()}" for inv in policy.invariants]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -12,7 +12,7 @@ from rollouts import STOP, LLMAgent, LLMUser, run_episode
 from rollouts.__main__ import main
 from rollouts.evaluate import EvalConfig, RunMismatch, evaluate, mcp_server, replay_transcript
 from rollouts.record import record
-from rollouts.sessions import MCPSession
+from rollouts.sessions import MCPSession, read_policy
 from tests.rollouts_endpoint import RecordedEndpoint
 from tests.rollouts_tasks import TASKS, write_domain
 from tests.test_rollouts_episode import WITHDRAW
@@ -118,7 +118,8 @@ def test_a_real_model_agent_and_user_through_litellm_over_mcp_http(domain, tmp_p
     llm = LLM(backend, Transcript(tmp_path / "scripted.jsonl"))
 
     async def scripted(url):
-        session = await MCPSession.open(url, "withdraw_figma_infra")
+        # the policy `make eval` gives the agent (policy.md, which MCPSession ends with the episode's date)
+        session = await MCPSession.open(url, "withdraw_figma_infra", policy=read_policy(domain))
         try:
             return await run_episode(session, LLMAgent(llm), LLMUser(llm, "job_seeking"))
         finally:
