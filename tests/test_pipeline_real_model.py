@@ -242,11 +242,12 @@ def test_a_stage_the_model_cannot_answer_stops_the_run_with_one_paragraph(status
 def test_a_killed_run_resumes_without_asking_again_and_ends_with_the_same_tools(tmp_path):
     """Three runs killed at seeded random points (SIGINT, SIGTERM and SIGKILL, in a seeded order),
     each resumed by the same command; then one left to finish. The points are drawn as counts of
-    answered requests (spread over the run's 102) plus a random delay of up to 2 s, so that they
+    answered requests, one in each third of the run, plus a random delay of up to 2 s, so that they
     land inside the run on a fast machine and a slow one alike."""
     rng = random.Random(20250214)
     kills = rng.sample([signal.SIGINT, signal.SIGTERM, signal.SIGKILL], 3)
-    points = sorted(rng.sample(range(4, sum(BY_TURN.values()) - 12), 3))
+    third = (sum(BY_TURN.values()) - 20) // 3
+    points = [rng.randrange(4 + n * third, 4 + (n + 1) * third) for n in range(3)]  # one in each third
     killed, checks = [], []  # checks: (prompt hash -> step answered before a kill, requests per prompt then)
     with TranscriptEndpoint([]) as endpoint:
         env = environment(endpoint)
