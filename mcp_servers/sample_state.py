@@ -48,11 +48,11 @@ def merge_states(schema: DBSchema, states: list[State]) -> State:
                 for c in unique:
                     if row.get(c) is not None:
                         taken.setdefault((name, c), set()).add(row[c])
-    _drop_dangling(schema, rows)
+    drop_dangling(schema, rows)
     return {t.name: [rows[t.name][k] for k in sorted(rows[t.name])] for t in schema.tables}
 
 
-def _drop_dangling(schema: DBSchema, rows: dict[str, dict[str, dict]]) -> None:
+def drop_dangling(schema: DBSchema, rows: dict[str, dict[str, dict]]) -> None:
     """Remove rows whose foreign keys point at missing rows, until none do (a drop can cascade)."""
     changed = True
     while changed:
@@ -86,7 +86,7 @@ def keep_invariants(spec: DomainSpec, state: State) -> State:
             return {t.name: [rows[t.name][k] for k in sorted(rows[t.name])] for t in spec.db.tables}
         for table, key in drop:
             del rows[table][key]
-        _drop_dangling(spec.db, rows)
+        drop_dangling(spec.db, rows)
 
 
 def merged_sample_state(domain_dir: Path) -> State:

@@ -130,7 +130,7 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
         raise Dropped("satisfied", "the goal changes nothing: the initial state already satisfies it")
 
     # 3: distractors, each group kept only if the program's effect stays the same with it.
-    groups = distractors(spec.db, core, level, seed * 1000 + index, datetime.fromisoformat(NOW).date())
+    groups = distractors(spec.db, core, level, seed * 1000 + index, datetime.fromisoformat(NOW).date(), spec.policy)
     kept, rejected = _orthogonal(stage, core, program.code, target, groups)
     if not kept:
         raise Dropped("distractors", "no distractor group leaves the outcome unchanged")

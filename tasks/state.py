@@ -3,7 +3,8 @@
 Distractors are made without an LLM: Faker (pinned, seeded per task) fills each column from its
 type, name, enum, bounds and length, and foreign keys point only at other distractor rows, so a
 distractor never edits the rows the task is about. Whether they change the task's outcome is
-decided by execution elsewhere (tasks.verify); here they are only made schema-valid.
+decided by execution elsewhere (tasks.verify); here they are made schema-valid and, where the
+domain has a policy, kept to its invariants (`keep_invariants`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from datetime import date, datetime, timedelta
 from faker import Faker
 
 from domains.db_layer import table_order
+from domains.policy import Policy
 from domains.spec import Column, DBSchema, State, Table
+from mcp_servers.sample_state import drop_dangling
+from verification.invariants import check_invariants
 
 # Distractor root rows (rows of tables with no foreign key) per complexity level.
 DENSITY = {1: 3, 2: 6, 3: 10}
@@ -127,8 +131,10 @@ class _Values:
         return self.fake.word()
 
 
-def distractors(schema: DBSchema, core: State, level: int, seed: int, today: date) -> list[State]:
-    """Groups of schema-valid rows (one root row and its children each), `DENSITY[level]` groups.
+def distractors(schema: DBSchema, core: State, level: int, seed: int, today: date,
+                policy: Policy | None = None) -> list[State]:
+    """Groups of schema-valid rows (one root row and its children each), `DENSITY[level]` groups,
+    each kept to the policy's invariants together with the core state.
 
     Keys continue after the core state's, so generated keys never collide; each group is a unit
     that is kept or rejected as a whole.
@@ -155,8 +161,40 @@ def distractors(schema: DBSchema, core: State, level: int, seed: int, today: dat
                     row = _row(table, refs, group, values, numbers)
                     if row is not None:
                         group.setdefault(name, []).append(row)
-            groups.append(group)
+            if policy is not None:
+                group = keep_invariants(schema, policy, core, group)
+            if group:
+                groups.append(group)
     return groups
+
+
+def keep_invariants(schema: DBSchema, policy: Policy, core: State, group: State) -> State:
+    """`group` changed so that core + group breaks none of the policy's invariants on the group's
+    rows: a row selected by its status (an offer 'accepted' with no accepted application) goes
+    back to its lifecycle's initial status where that ends it, any other offending row is dropped
+    with the group's rows that refer to it. Random values make such rows often (an application
+    'offer_received' with no offer); a task's state should not teach an agent that they are normal."""
+    rows = {t.name: {r[t.primary_key.name]: dict(r) for r in group.get(t.name, [])} for t in schema.tables}
+    initial = {(m.table, m.column): m.initial[0] for m in policy.machines}
+    for _ in range(20):  # each round resets a status or drops rows
+        current = {table: list(found.values()) for table, found in rows.items() if found}
+        broken = [(v, key) for v in check_invariants(policy, schema, merge(core, current))
+                  for key in rows[v.table] if str(key) in v.rows]
+        if not broken:
+            return current
+        for v, key in broken:
+            row = rows[v.table].get(key)
+            if row is None:
+                continue
+            where = policy.invariants[v.invariant].check.where
+            reset = next((column for column, values in where.items() if (v.table, column) in initial
+                          and initial[(v.table, column)] not in values), None)
+            if reset:
+                row[reset] = initial[(v.table, reset)]
+            else:
+                del rows[v.table][key]
+        drop_dangling(schema, rows)
+    return {}  # not consistent after all that: no group rather than a wrong one
 
 
 def _row(table: Table, refs: list[Column], group: State, values: _Values, numbers: dict[str, int]) -> dict | None:

@@ -102,6 +102,41 @@ def test_generated_distractors_are_schema_valid_and_scale_with_complexity():
     assert counts[0] < counts[1] < counts[2]
 
 
+def test_distractors_keep_the_domain_policy_invariants():
+    """Random statuses break job_seeking's invariants (an offer on a draft application, feedback on
+    an interview not held); kept to the policy, no group breaks one, and the groups still carry
+    rows of every kind."""
+    from datetime import date
+
+    from verification.invariants import check_invariants
+    core = {"job_application": [{**APP, "status": "draft"}]}  # the task's own rows keep the rules
+    raw = merge(core, *distractors(SPEC.db, core, 3, 7, date(2025, 3, 1)))
+    assert check_invariants(SPEC.policy, SPEC.db, raw), "the unconstrained rows should break some invariant"
+    kept = distractors(SPEC.db, core, 3, 7, date(2025, 3, 1), SPEC.policy)
+    state = merge(core, *kept)
+    assert check_invariants(SPEC.policy, SPEC.db, state) == []
+    assert check_state(SPEC.db, state) == []
+    assert {"job_offer", "interview_schedule", "interview_feedback"} <= set(state)
+    statuses = {row["status"] for row in state["job_application"]}
+    assert len(statuses) > 2  # statuses were set back only where they broke a rule
+
+
+def test_keep_invariants_resets_a_status_or_drops_a_row_with_what_refers_to_it():
+    from tasks.state import keep_invariants
+    policy = SPEC.policy
+    app = {**APP, "application_id": "APP-0100", "company_name": "Orbit", "status": "offer_received"}  # no offer
+    offer = {"offer_id": "OFR-0100", "application_id": "APP-0101", "offer_status": "pending",
+             "received_date": "2025-02-01", "base_salary": 100000.0, "salary_currency": "USD"}
+    other = {**APP, "application_id": "APP-0101", "company_name": "Vela", "status": "under_review"}
+    core = {"job_application": [{**APP, "status": "draft"}]}
+    group = keep_invariants(SPEC.db, policy, core, {"job_application": [app, other], "job_offer": [offer]})
+    from verification.invariants import check_invariants
+    assert check_invariants(policy, SPEC.db, merge(core, group)) == []
+    rows = {r["application_id"]: r for r in group["job_application"]}
+    assert rows["APP-0100"]["status"] == policy.machines[0].initial[0]  # back to draft
+    assert "job_offer" not in group  # an offer on an application in no offer state: dropped
+
+
 def test_a_task_whose_initial_state_already_satisfies_the_goal_is_dropped(env):
     with pytest.raises(Dropped) as dropped:
         build_task(stage(env, {
