@@ -310,10 +310,20 @@ class Transcript:
         self.path = path
         self.entries: dict[str, dict] = {}
         if path.exists():
-            for line in path.read_text().splitlines():
-                if line.strip():
+            lines = [line for line in path.read_text().splitlines() if line.strip()]
+            for number, line in enumerate(lines, 1):
+                try:
                     entry = json.loads(line)
-                    self.entries[entry["key"]] = entry
+                except json.JSONDecodeError:
+                    if number < len(lines):
+                        raise LLMError(f"{path}: line {number} is not JSON; the transcript is damaged") from None
+                    # a run killed while appending leaves its last line cut short: drop it (later lines are
+                    # appended after it), and that exchange is asked again
+                    print(f"worldsmith: {path}: the last line was cut short (a killed run); its exchange is "
+                          f"asked again", file=sys.stderr)
+                    path.write_text("".join(f"{kept}\n" for kept in lines[:-1]))
+                    continue
+                self.entries[entry["key"]] = entry
         self._lock = threading.Lock()
 
     def get(self, name: str) -> dict | None:

@@ -204,3 +204,17 @@ def test_a_tool_table_map_naming_an_unknown_table_is_re_asked_with_the_error(tmp
     db, mapping = design_database(llm, "reading_list", [ToolSchema.model_validate(t) for t in TOOLS])
     assert mapping["get_book"] == ["book"] and llm.reasks == ["database/-/0#0"]
     assert "unknown table 'books'" in asked[1]
+
+
+def test_a_transcript_line_cut_short_by_a_kill_is_dropped_and_asked_again(tmp_path, capsys):
+    path = tmp_path / "transcript.jsonl"
+    whole = json.dumps({"key": "schema/-/0", "stage": "schema", "response": "{}"})
+    path.write_text(whole + "\n" + whole.replace("schema/-/0", "database/-/0")[:25])
+    transcript = Transcript(path)
+    assert list(transcript.entries) == ["schema/-/0"]
+    assert "cut short" in capsys.readouterr().err
+    transcript.put({"key": "database/-/0", "stage": "database", "response": "{}"})
+    assert sorted(Transcript(path).entries) == ["database/-/0", "schema/-/0"]  # appended after a whole line
+    path.write_text("{not json\n" + whole + "\n")
+    with pytest.raises(LLMError, match="damaged"):
+        Transcript(path)
