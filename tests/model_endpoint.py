@@ -39,19 +39,36 @@ def _forced_tool(body: dict) -> str | None:
     return None
 
 
-class ModelEndpoint:
-    def __init__(self, replies: list[dict]):
-        self.replies = list(replies)
-        self.requests: list[dict] = []
+class LocalServer:
+    """A Starlette app served on a free local port by uvicorn in a thread, while in a `with` block."""
+
+    def __init__(self, routes: list[Route]):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.root = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.root}/v1"
-        app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"]),
-                                Route("/v1/messages", self.messages, methods=["POST"])])
+        app = Starlette(routes=routes)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+class ModelEndpoint(LocalServer):
+    def __init__(self, replies: list[dict]):
+        self.replies = list(replies)
+        self.requests: list[dict] = []
+        super().__init__([Route("/v1/chat/completions", self.complete, methods=["POST"]),
+                          Route("/v1/messages", self.messages, methods=["POST"])])
 
     def _next(self, body: dict) -> tuple[dict, JSONResponse | None]:
         self.requests.append(body)
@@ -103,13 +120,3 @@ class ModelEndpoint:
             "content": content, "stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": 10, "output_tokens": 5},
         })
-
-    def __enter__(self) -> ModelEndpoint:
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)

@@ -7,30 +7,21 @@ raises as an error.
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agents.llm import count_tokens, prompt_hash
+from tests.model_endpoint import LocalServer
 
 
-class RecordedEndpoint:
+class RecordedEndpoint(LocalServer):
     def __init__(self, answers: dict[str, str]):
         self.answers = answers  # prompt hash -> answer text
         self.requests: list[dict] = []
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        super().__init__([Route("/v1/chat/completions", self.complete, methods=["POST"])])
 
     async def complete(self, request: Request) -> JSONResponse:
         body = await request.json()
@@ -48,13 +39,3 @@ class RecordedEndpoint:
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         })
-
-    def __enter__(self) -> RecordedEndpoint:
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)

@@ -29,21 +29,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import uvicorn
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agents.llm import count_tokens, prompt_hash
-from tests.model_endpoint import _forced_tool, asked
+from tests.model_endpoint import LocalServer, _forced_tool, asked
 
 JOB_SEEKING = Path(__file__).resolve().parent.parent / "domains" / "job_seeking" / "transcript.jsonl"
 
@@ -211,7 +208,7 @@ def _normalised(messages: list[dict]) -> list[dict]:
             if isinstance(m.get("content"), str) else m for m in messages]
 
 
-class TranscriptEndpoint:
+class TranscriptEndpoint(LocalServer):
     def __init__(self, behaviours: list[Behaviour] | tuple = (), transcript: Path = JOB_SEEKING,
                  cap: int | None = None):
         for b in behaviours:
@@ -237,14 +234,7 @@ class TranscriptEndpoint:
         self.unknown: list[str] = []  # prompts the transcript does not know (first user line)
         self.normalised = 0  # requests matched only after undoing tabs and CRLF in their prompt
         self.on_request = None  # a callable(endpoint) after each answered request, for tests
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.root = f"http://127.0.0.1:{self.port}"
-        self.url = f"{self.root}/v1"
-        app = Starlette(routes=[Route("/v1/chat/completions", self.complete, methods=["POST"])])
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        super().__init__([Route("/v1/chat/completions", self.complete, methods=["POST"])])
 
     # -- counting -------------------------------------------------------------------------
     def answered(self) -> int:
@@ -368,14 +358,7 @@ class TranscriptEndpoint:
 
     def __enter__(self) -> TranscriptEndpoint:
         count_tokens("warm")  # litellm's import and tokenizer load, before the first request's clock runs
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *_exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        return super().__enter__()
 
 
 def served_ways(endpoint: TranscriptEndpoint) -> list[str]:
