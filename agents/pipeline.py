@@ -40,6 +40,7 @@ from domains.spec import DomainSpec, ToolSchema, ToolTest
 from mcp_servers.sample_state import build_sample_state, merged_sample_state
 from verification.procedural import TEST_MODULE, failure_report, run_integrity
 from verification.sandbox import Sandbox
+from verification.blind_spots import blind_spots
 
 
 def _merge(a: dict, b: dict) -> dict:
@@ -238,8 +239,9 @@ class Run:
             "validation_reasks": sorted(self.llm.reasks),
             "tokens": self.llm.transcript.tokens(),
         }
+        tests = {n: [ToolTest.model_validate(t) for t in results[n]["tests"]] for n in verified}
+        report["test_blind_spots"] = blind_spots(spec, tests)
         if not spec.policy.empty():
-            tests = {n: [ToolTest.model_validate(t) for t in results[n]["tests"]] for n in verified}
             report["policy"] = policy_report(spec, tests, sample, merged_sample_state(self.out))
         write_json(self.out / "report.json", report)
         self.log(f"assemble: {len(verified)} verified, {len(report['tools']['dropped'])} dropped")

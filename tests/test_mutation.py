@@ -105,3 +105,37 @@ def test_domain_summary_counts_per_tool_and_operator(tmp_path, tests_of_add_book
     assert summary["unreachable_rejections"] == 1
     assert sum(o["mutants"] for o in summary["by_operator"].values()) == summary["mutants"]
     assert summary["tools"]["add_book"]["survivors"]  # named, with where they are
+
+
+def test_blind_spots_are_unreachable_rejections_and_writes_without_bystanders():
+    from pathlib import Path
+
+    from domains.spec import ToolTest
+    from verification.blind_spots import blind_spots
+
+    domain = Path(__file__).resolve().parent.parent / "domains" / "job_seeking"
+    spec = DomainSpec.model_validate_json((domain / "spec.json").read_text())
+    app = {"application_id": "APP-0001", "applicant_name": "Ana", "email": "a@example.com", "job_title": "Analyst",
+           "company_name": "Orbit", "status": "draft", "created_at": "2025-02-10T10:00:00"}
+    note = {"note_id": "NOTE-0001", "application_id": "APP-0001", "note_content": "call back", "note_type": "general",
+            "created_at": "2025-02-11T10:00:00"}
+    other = {**note, "note_id": "NOTE-0002"}
+
+    def delete(name, notes):
+        return ToolTest.model_validate({
+            "name": name, "kind": "success", "initial_state": {"job_application": [app], "application_note": notes},
+            "arguments": {"application_id": "APP-0001"}, "expect_return": None,
+            "expect_changes": {"application_note": {"deleted": ["NOTE-0001"]}}})
+
+    unreachable = ToolTest.model_validate({"name": "bad_type", "kind": "rejection", "initial_state": {},
+                                           "arguments": {"application_id": "APP-0001", "note_content": "x",
+                                                         "note_type": "not_a_type"},
+                                           "expect_error": "InvalidInput"})
+    report = blind_spots(spec, {"add_application_note": [unreachable],
+                                 "delete_job_application": [delete("only_its_own_rows", [note]),
+                                                            delete("with_a_bystander", [note, other])]})
+    assert report["unreachable_rejections"] == 1
+    assert report["tools"]["add_application_note"]["unreachable_rejections"] == ["bad_type"]
+    assert report["tools"]["delete_job_application"]["writes_without_bystanders"] == {
+        "only_its_own_rows": ["application_note"]}
+    assert report["writes_without_bystanders"] == 1 and report["success_cases_that_write"] == 2

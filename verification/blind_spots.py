@@ -1,0 +1,53 @@
+"""What a domain's procedural tests can catch, read from the tests alone (no sandbox, no LLM).
+
+- Unreachable rejections: rejection cases the server's argument validation refuses before the
+  tool could run; they test the validator, not the tool.
+- Success cases without bystanders: a case whose call changes a table in which it leaves no row
+  untouched cannot notice the call changing rows it should not (a delete that takes every
+  application's feedback, an update that hits every row of a status).
+"""
+
+from __future__ import annotations
+
+from domains.spec import DomainSpec, ToolTest
+from verification.mutation import unreachable_rejections
+
+
+def blind_tables(test: ToolTest, primary_keys: dict[str, str]) -> list[str]:
+    """The tables a success case changes without leaving a row of them untouched."""
+    blind = []
+    for table, change in sorted(test.expect_changes.items()):
+        if not (change.inserted or change.updated or change.deleted):
+            continue
+        touched = set(change.updated) | set(change.deleted)
+        pk = primary_keys[table]
+        if not any(row.get(pk) not in touched for row in test.initial_state.get(table, [])):
+            blind.append(table)
+    return blind
+
+
+def blind_spots(spec: DomainSpec, tests: dict[str, list[ToolTest]]) -> dict:
+    """report.json's `test_blind_spots`: counts, and the cases per tool behind them."""
+    keys = {t.name: t.primary_key.name for t in spec.db.tables}
+    unreachable, blind = {}, {}
+    for tool, cases in sorted(tests.items()):
+        names = unreachable_rejections(spec, tool, [case.model_dump(mode="json") for case in cases])
+        if names:
+            unreachable[tool] = names
+        cases_blind = {case.name: tables for case in cases if case.kind == "success"
+                       for tables in [blind_tables(case, keys)] if tables}
+        if cases_blind:
+            blind[tool] = cases_blind
+    all_cases = [case for cases in tests.values() for case in cases]
+    writes = [case for case in all_cases if case.kind == "success"
+              and any(c.inserted or c.updated or c.deleted for c in case.expect_changes.values())]
+    return {
+        "cases": len(all_cases),
+        "rejection_cases": sum(case.kind == "rejection" for case in all_cases),
+        "unreachable_rejections": sum(len(names) for names in unreachable.values()),
+        "success_cases_that_write": len(writes),
+        "writes_without_bystanders": sum(len(cases) for cases in blind.values()),
+        "tools": {tool: {"unreachable_rejections": unreachable.get(tool, []),
+                         "writes_without_bystanders": blind.get(tool, {})}
+                  for tool in sorted(set(unreachable) | set(blind))},
+    }
