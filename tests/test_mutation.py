@@ -107,7 +107,7 @@ def test_domain_summary_counts_per_tool_and_operator(tmp_path, tests_of_add_book
     assert summary["tools"]["add_book"]["survivors"]  # named, with where they are
 
 
-def test_blind_spots_are_unreachable_rejections_and_writes_without_bystanders():
+def test_blind_spots_are_unreachable_rejections_and_tables_written_without_bystanders():
     from pathlib import Path
 
     from domains.spec import ToolTest
@@ -136,6 +136,8 @@ def test_blind_spots_are_unreachable_rejections_and_writes_without_bystanders():
                                                             delete("with_a_bystander", [note, other])]})
     assert report["unreachable_rejections"] == 1
     assert report["tools"]["add_application_note"]["unreachable_rejections"] == ["bad_type"]
-    assert report["tools"]["delete_job_application"]["writes_without_bystanders"] == {
-        "only_its_own_rows": ["application_note"]}
-    assert report["writes_without_bystanders"] == 1 and report["success_cases_that_write"] == 2
+    assert report["tables_written_without_bystanders"] == 0  # the second case has a bystander note
+    assert report["success_cases_that_write"] == 2
+    blind = blind_spots(spec, {"delete_job_application": [delete("only_its_own_rows", [note])]})
+    assert blind["tools"]["delete_job_application"]["tables_written_without_bystanders"] == {
+        "application_note": ["only_its_own_rows"]}

@@ -2,9 +2,9 @@
 
 - Unreachable rejections: rejection cases the server's argument validation refuses before the
   tool could run; they test the validator, not the tool.
-- Success cases without bystanders: a case whose call changes a table in which it leaves no row
-  untouched cannot notice the call changing rows it should not (a delete that takes every
-  application's feedback, an update that hits every row of a status).
+- Tables written without bystanders: a table a tool's success cases change, none of them leaving
+  a row of it untouched, so no case can notice the call changing rows it should not (a delete
+  that takes every application's feedback, an update that hits every row of a status).
 """
 
 from __future__ import annotations
@@ -34,10 +34,18 @@ def blind_spots(spec: DomainSpec, tests: dict[str, list[ToolTest]]) -> dict:
         names = unreachable_rejections(spec, tool, [case.model_dump(mode="json") for case in cases])
         if names:
             unreachable[tool] = names
-        cases_blind = {case.name: tables for case in cases if case.kind == "success"
-                       for tables in [blind_tables(case, keys)] if tables}
-        if cases_blind:
-            blind[tool] = cases_blind
+        seen: dict[str, list[str]] = {}  # table -> the cases that change it and leave none of it untouched
+        covered = set()  # tables some case changes with a bystander row left in place
+        for case in cases:
+            if case.kind != "success":
+                continue
+            without = blind_tables(case, keys)
+            for table in without:
+                seen.setdefault(table, []).append(case.name)
+            covered |= {t for t, c in case.expect_changes.items() if (c.inserted or c.updated or c.deleted)} - set(without)
+        uncovered = {table: names for table, names in sorted(seen.items()) if table not in covered}
+        if uncovered:
+            blind[tool] = uncovered
     all_cases = [case for cases in tests.values() for case in cases]
     writes = [case for case in all_cases if case.kind == "success"
               and any(c.inserted or c.updated or c.deleted for c in case.expect_changes.values())]
@@ -46,8 +54,8 @@ def blind_spots(spec: DomainSpec, tests: dict[str, list[ToolTest]]) -> dict:
         "rejection_cases": sum(case.kind == "rejection" for case in all_cases),
         "unreachable_rejections": sum(len(names) for names in unreachable.values()),
         "success_cases_that_write": len(writes),
-        "writes_without_bystanders": sum(len(cases) for cases in blind.values()),
+        "tables_written_without_bystanders": sum(len(tables) for tables in blind.values()),
         "tools": {tool: {"unreachable_rejections": unreachable.get(tool, []),
-                         "writes_without_bystanders": blind.get(tool, {})}
+                         "tables_written_without_bystanders": blind.get(tool, {})}
                   for tool in sorted(set(unreachable) | set(blind))},
     }
