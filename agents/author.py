@@ -33,8 +33,13 @@ def main(argv: list[str]) -> int:
     transcript.clear()
     gate = 2 if any(key.startswith("mutants/") for key in answers) else 0  # the mutation gate, when scripted
     with_policy = any(key.startswith("policy/") for key in answers)  # the policy step, when scripted
-    return execute(Run(name, out, LLM(backend, transcript), with_graph=with_graph, mutation_rounds=gate,
+    code = execute(Run(name, out, LLM(backend, transcript), with_graph=with_graph, mutation_rounds=gate,
                        with_policy=with_policy), fresh=True)
+    if code == 0 and with_graph:
+        from tasks.__main__ import after_domain  # the recorded task stage, so report.json keeps its tasks
+
+        code = after_domain(name, None)
+    return code
 
 
 if __name__ == "__main__":
