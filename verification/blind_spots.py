@@ -13,12 +13,15 @@ from domains.spec import DomainSpec, ToolTest
 from verification.mutation import unreachable_rejections
 
 
+def _written(test: ToolTest) -> list[str]:
+    return sorted(t for t, c in test.expect_changes.items() if c.inserted or c.updated or c.deleted)
+
+
 def blind_tables(test: ToolTest, primary_keys: dict[str, str]) -> list[str]:
     """The tables a success case changes without leaving a row of them untouched."""
     blind = []
-    for table, change in sorted(test.expect_changes.items()):
-        if not (change.inserted or change.updated or change.deleted):
-            continue
+    for table in _written(test):
+        change = test.expect_changes[table]
         touched = set(change.updated) | set(change.deleted)
         pk = primary_keys[table]
         if not any(row.get(pk) not in touched for row in test.initial_state.get(table, [])):
@@ -42,13 +45,12 @@ def blind_spots(spec: DomainSpec, tests: dict[str, list[ToolTest]]) -> dict:
             without = blind_tables(case, keys)
             for table in without:
                 seen.setdefault(table, []).append(case.name)
-            covered |= {t for t, c in case.expect_changes.items() if (c.inserted or c.updated or c.deleted)} - set(without)
+            covered |= set(_written(case)) - set(without)
         uncovered = {table: names for table, names in sorted(seen.items()) if table not in covered}
         if uncovered:
             blind[tool] = uncovered
     all_cases = [case for cases in tests.values() for case in cases]
-    writes = [case for case in all_cases if case.kind == "success"
-              and any(c.inserted or c.updated or c.deleted for c in case.expect_changes.values())]
+    writes = [case for case in all_cases if case.kind == "success" and _written(case)]
     return {
         "cases": len(all_cases),
         "rejection_cases": sum(case.kind == "rejection" for case in all_cases),
