@@ -10,8 +10,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 from filelock import FileLock
 
@@ -134,3 +140,31 @@ def fixture_domain(tmp_path_factory) -> Path:
         if not (shared / "ready").exists():
             build_fixture_domain(shared)
     return shared / "reading_list"
+
+
+@contextmanager
+def http_server(domain: Path, *options: str):
+    """`python -m mcp_servers DOMAIN --transport http` on a free port, once /health answers: its base URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "mcp_servers", str(domain), "--transport", "http", "--port",
+                             str(port), *options], cwd=ROOT,
+                            stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"the HTTP server did not start: {proc.stderr.read()}")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
@@ -18,6 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp_servers.runtime import Environment
 from mcp_servers.server import build_server
 from tests.mcp_fixtures import DUNE, EMMA, ROOT, fixture_domain  # noqa: F401
+from tests.mcp_fixtures import http_server as start_http_server
 
 TOOLS = ["add_book", "add_then_fail", "add_then_hang", "add_then_stall", "export_list", "get_book", "mark_read",
          "remove_book"]
@@ -140,33 +139,10 @@ def test_the_cli_refuses_unknown_domains_and_tasks(fixture_domain):  # noqa: F81
 
 # -- the mcp SDK over streamable HTTP -----------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def http_server(fixture_domain):  # noqa: F811
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mcp_servers", str(fixture_domain), "--transport", "http", "--port", str(port),
-         "--call-timeout", "0.5"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/health").status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"the HTTP server did not start: {proc.stderr.read()}")
-        time.sleep(0.1)
-    yield base
-    proc.terminate()
-    proc.wait(timeout=30)
+    with start_http_server(fixture_domain, "--call-timeout", "0.5") as base:
+        yield base
 
 
 def test_control_api_creates_inspects_resets_and_closes_episodes(http_server):

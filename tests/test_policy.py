@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import socket
-import subprocess
-import sys
-import time
 import typing
 from pathlib import Path
 
@@ -29,11 +25,11 @@ from mcp_servers.runtime import Environment
 from mcp_servers.sample_state import keep_invariants
 from mcp_servers.server import build_server
 from rollouts.sessions import InProcessSession, episode_policy
+from tests.mcp_fixtures import http_server as start_http_server
 from tests.scripted_domain import DATABASE, POLICY, TOOLS, answers
 from verification.invariants import check_invariants, status_moves
 from verification.procedural import check_policy
 
-ROOT = Path(__file__).resolve().parent.parent
 
 # -- a small schema for the checker: applications with a status, their offers ------------------
 
@@ -400,23 +396,7 @@ async def test_the_mcp_instructions_are_the_policy_and_the_episodes_date(built):
 
 def test_each_http_episode_is_told_its_own_date(built):
     out, _ = built
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_servers", str(out), "--transport", "http", "--port", str(port)],
-                            cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the HTTP server did not start: {proc.stderr.read() if proc.poll() is not None else ''}")
-            time.sleep(0.1)
+    with start_http_server(out) as base:
         created = [httpx.post(f"{base}/episodes", json=body).json() for body in ({}, {"task_id": "late_read"})]
         assert [c["now"] for c in created] == [DEFAULT_NOW, "2025-06-02T14:30:00"]
 
@@ -429,6 +409,3 @@ def test_each_http_episode_is_told_its_own_date(built):
         for episode in created:
             text = asyncio.run(instructions(episode["mcp_url"]))
             assert text == episode_instructions((out / "policy.md").read_text(), episode["now"])
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
