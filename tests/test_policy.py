@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import typing
-from pathlib import Path
 
 import httpx
 import pytest
