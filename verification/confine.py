@@ -185,12 +185,14 @@ def _bwrap_argv(readable: list[str], scratch_mb: int, writable: tuple[str, ...] 
             dirs.add(parent)
             parent = os.path.dirname(parent)
         binds += ["--ro-bind", path, path]
-    for path in sorted(dirs, key=lambda p: (p.count("/"), p)):
-        args += ["--perms", "0755", "--dir", path]
-    args += binds
+    # /proc, /dev and the scratch /tmp first: mounted later they would hide the binds below them
+    # (a checkout under /tmp lost its interpreter and fell back to no namespaces)
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", scratch_mode, "--size", str(scratch_mb << 20),
              "--tmpfs", "/tmp", "--chdir", "/tmp"]
-    for path in writable:  # after /dev and /tmp, which would hide a bind below them
+    for path in sorted(dirs - {"/tmp", "/dev", "/proc"}, key=lambda p: (p.count("/"), p)):
+        args += ["--perms", "0755", "--dir", path]
+    args += binds
+    for path in writable:
         args += ["--bind", path, path]
     return args
 
