@@ -20,7 +20,7 @@ from agents.llm import LLM, StepKey
 from agents.prompts import MUTATION_SYSTEM
 from agents.test_format import TestCase, expand
 from domains.spec import DomainSpec, State, ToolSchema
-from verification.mutation import Mutant, mutants, unreachable_rejections
+from verification.mutation import Mutant, mutants, run_mutant, unreachable_rejections
 from verification.sandbox import Sandbox
 
 PER_REQUEST = 6
@@ -45,16 +45,6 @@ def _diff(original: str, mutant: Mutant) -> str:
     return "\n".join(l for l in lines if l[:1] in "+-" and not l.startswith(("+++", "---")))
 
 
-def _verdict(box: Sandbox, tool: str, code: str, mutant: Mutant, tests: list[dict]) -> None:
-    if box.define(tool, mutant.source):
-        mutant.status = "invalid"
-    else:
-        failed = next((r["name"] for r in box.run_tests(tool, tests) if not r["passed"]), None)
-        mutant.status, mutant.killed_by = ("killed", failed) if failed else ("survived", None)
-    if box.define(tool, code):
-        raise RuntimeError(f"tool {tool} no longer loads in the sandbox")
-
-
 def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str, fixture: State,
            cases: list[TestCase], rounds: int = 2) -> tuple[list[TestCase], dict]:
     """The tool's cases after the gate, and what report.json keeps of it."""
@@ -64,8 +54,9 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
         return [t for t in tests if t["name"] not in skip]
 
     found = mutants(code)
+    tests = runnable(cases)
     for mutant in found:
-        _verdict(box, tool.name, code, mutant, runnable(cases))
+        run_mutant(box, tool.name, mutant, tests)
     first_score = _score(found, {})
     equivalent: dict[int, str] = {}
     added, refused = [], []
@@ -106,7 +97,7 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
         new = [t for t in runnable(cases) if t["name"] in set(added)]
         for mutant in found:
             if mutant.status == "survived" and new:
-                _verdict(box, tool.name, code, mutant, new)
+                run_mutant(box, tool.name, mutant, new)
     for i in list(equivalent):  # a mutant a case killed after all is not equivalent
         if found[i - 1].status != "survived":
             del equivalent[i]

@@ -170,8 +170,11 @@ def _bwrap_argv(readable: list[str], scratch_mb: int, writable: tuple[str, ...] 
             "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     if os.geteuid() != 0:  # unprivileged: namespaces need a user namespace (root keeps its uid switch instead)
         args += ["--unshare-user", "--cap-drop", "ALL"]
-    else:  # root keeps only what switching to the sandbox uid takes; that switch then clears these too
-        args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:  # root keeps what switching to the sandbox uid takes, and what a template needs to kill its
+        # forks and empty the scratch they wrote; the switch then clears all of them
+        args += ["--cap-drop", "ALL"]
+        for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_FOWNER", "CAP_DAC_OVERRIDE"):
+            args += ["--cap-add", cap]
     dirs: set[str] = set()
     binds: list[str] = []
     for path in readable:

@@ -41,9 +41,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the 
 import guard  # noqa: E402
 import lockdown  # noqa: E402
 from protocol import read_request, write_reply  # noqa: E402
+from swap_pool import SwapPool  # noqa: E402
 
 from sqlalchemy import create_engine  # noqa: E402
-from sqlalchemy.pool import Pool  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
 
@@ -189,34 +189,6 @@ def _capabilities() -> int:
 
 # -- databases -----------------------------------------------------------------------------
 
-class _EpisodePool(Pool):
-    """The engine's one connection: the episode's (reopened on reset, so handed out by reference)."""
-
-    def __init__(self) -> None:
-        super().__init__(lambda: self.current, reset_on_return=None)  # the runtime ends transactions
-        self.current: sqlite3.Connection | None = None
-        self._records: dict[int, object] = {}
-
-    def status(self) -> str:
-        return "EpisodePool"
-
-    def _do_get(self):
-        record = self._records.get(id(self.current))
-        if record is None:
-            self._records.clear()
-            record = self._records[id(self.current)] = self._create_connection()
-        return record
-
-    def _do_return_conn(self, record) -> None:
-        pass
-
-    def dispose(self) -> None:
-        self._records.clear()
-
-    def recreate(self) -> _EpisodePool:
-        return self
-
-
 def _db_config(conn: sqlite3.Connection, option: int) -> None:
     handle = ctypes.c_void_p.from_address(id(conn) + object.__basicsize__).value  # pysqlite_Connection.db
     _sqlite.sqlite3_db_config(ctypes.c_void_p(handle), ctypes.c_int(option), ctypes.c_int(1), ctypes.c_void_p(0))
@@ -252,7 +224,7 @@ _REFUSED_IN_TOOLS = {_SQLITE_PRAGMA, _SQLITE_TRANSACTION, _SQLITE_ATTACH, _SQLIT
 class EpisodeDB:
     """One episode's database file, opened for WAL appends with runtime-owned transactions."""
 
-    def __init__(self, db_module, engine, pool: _EpisodePool, template_fd: int, now: str | None):
+    def __init__(self, db_module, engine, pool: SwapPool, template_fd: int, now: str | None):
         self.db, self.engine, self.pool, self.template_fd, self.now = db_module, engine, pool, template_fd, now
         self.in_tool = False
         self.conn: sqlite3.Connection | None = None
@@ -467,7 +439,7 @@ class Template:
         exec(compile(init["db_source"], "db.py", "exec"), module.__dict__)
         self.db = module
         self.code = {name: compile(source, f"<tool {name}>", "exec") for name, source in init["tools"].items()}
-        self.pool = _EpisodePool()
+        self.pool = SwapPool()
         self.engine = create_engine("sqlite://", pool=self.pool)
         _direct_savepoints(self.engine.dialect)
         self._warm_up()

@@ -22,29 +22,32 @@ SPEC_ENV = "WORLDSMITH_CONFINE"
 _LIBC = None
 
 
-_LIBC = None
-
-
-def _libc():
+def libc():
     global _LIBC
     if _LIBC is None:
         _LIBC = ctypes.CDLL(None, use_errno=True)
     return _LIBC
 
 
-def lock_down() -> list[str]:
-    """Apply the inner layers described by WORLDSMITH_CONFINE; returns those applied.
+def take_spec() -> dict:
+    """The layers this process was started to apply, taken out of the environment."""
+    return json.loads(os.environ.pop(SPEC_ENV, "{}") or "{}")
+
+
+def lock_down(spec: dict | None = None) -> list[str]:
+    """Apply the inner layers described by `spec` (default: WORLDSMITH_CONFINE); returns those applied.
 
     Call once, single-threaded, after the imports and before any untrusted code. Irreversible.
+    A template that forks confined children takes the spec once and each child applies it.
     """
-    spec = json.loads(os.environ.pop(SPEC_ENV, "{}") or "{}")
+    spec = take_spec() if spec is None else spec
     if not spec:
         return []
     applied = []
     if _switch_identity(spec["uid"], spec["gid"], spec["readable"]):
         applied.append("identity")
     _set_limits(spec)
-    _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: nothing regains privileges through exec
+    libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: nothing regains privileges through exec
     if _landlock(spec["readable"], spec["writable"]):
         applied.append("landlock")
     if _seccomp():
@@ -77,9 +80,9 @@ def _reachable_by_others(path: str) -> bool:
 
 def _drop_capabilities() -> None:
     for cap in range(64):
-        _libc().prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
+        libc().prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
     header = struct.pack("<Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-    _libc().capset(ctypes.create_string_buffer(header, 8), ctypes.create_string_buffer(24))
+    libc().capset(ctypes.create_string_buffer(header, 8), ctypes.create_string_buffer(24))
 
 
 def _capabilities_effective() -> int:
@@ -109,7 +112,7 @@ _LL_WRITE_TREE = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 7) | (1 << 8) | (1 << 14
 
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version, 0 when it has none."""
-    version = _libc().syscall(_LL_CREATE, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
+    version = libc().syscall(_LL_CREATE, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
     return max(version, 0)
 
 
@@ -122,7 +125,7 @@ def _landlock(readable: list[str], writable: list[str]) -> bool:
     scoped = 3 if abi >= 6 else 0  # abstract Unix sockets and signals stay inside the sandbox
     attr = struct.pack("<QQQ", fs, net, scoped)[: 8 if abi < 4 else 16 if abi < 6 else 24]
     buf = ctypes.create_string_buffer(attr, len(attr))
-    ruleset = _libc().syscall(_LL_CREATE, buf, len(attr), 0)
+    ruleset = libc().syscall(_LL_CREATE, buf, len(attr), 0)
     if ruleset < 0:
         return False
     try:
@@ -137,11 +140,11 @@ def _landlock(readable: list[str], writable: list[str]) -> bool:
                     if not os.path.isdir(path):
                         allowed &= _LL_FILE_RIGHTS
                     rule = ctypes.create_string_buffer(struct.pack("<Qi", allowed, fd), 12)
-                    if _libc().syscall(_LL_ADD_RULE, ruleset, 1, rule, 0) != 0:  # LANDLOCK_RULE_PATH_BENEATH
+                    if libc().syscall(_LL_ADD_RULE, ruleset, 1, rule, 0) != 0:  # LANDLOCK_RULE_PATH_BENEATH
                         return False
                 finally:
                     os.close(fd)
-        return _libc().syscall(_LL_RESTRICT, ruleset, 0) == 0
+        return libc().syscall(_LL_RESTRICT, ruleset, 0) == 0
     finally:
         os.close(ruleset)
 
@@ -204,7 +207,7 @@ def _seccomp() -> bool:
 
     fprog = Prog(len(prog), ctypes.cast(filters, ctypes.c_void_p))
     # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC): every thread of the process
-    return _libc().syscall(317, 1, 1, ctypes.byref(fprog)) == 0
+    return libc().syscall(317, 1, 1, ctypes.byref(fprog)) == 0
 
 
 def _probe_child() -> None:

@@ -199,15 +199,13 @@ def _placement(domain_dir: Path, tool: str, source: str) -> tuple[int, int]:
     return marker + 1 - first, first
 
 
-def _run(box: Sandbox, tool: str, original: str, mutant: Mutant, tests: list[dict]) -> None:
-    error = box.define(tool, mutant.source)
-    if error:
+def run_mutant(box: Sandbox, tool: str, mutant: Mutant, tests: list[dict]) -> None:
+    results = box.run_source(tool, mutant.source, tests)
+    if isinstance(results, str):
         mutant.status = "invalid"
     else:
-        failed = next((r["name"] for r in box.run_tests(tool, tests) if not r["passed"]), None)
+        failed = next((r["name"] for r in results if not r["passed"]), None)
         mutant.status, mutant.killed_by = ("killed", failed) if failed else ("survived", None)
-    if box.define(tool, original):  # put the tool back for whoever uses the sandbox next
-        raise RuntimeError(f"tool {tool} no longer loads in the sandbox")
 
 
 def mutation_report(domain_dir: Path, tool: str, workers: int = 1, sandboxes: list[Sandbox] | None = None,
@@ -228,7 +226,7 @@ def mutation_report(domain_dir: Path, tool: str, workers: int = 1, sandboxes: li
     try:
         def lane(k: int) -> None:
             for mutant in found[k::len(boxes)]:
-                _run(boxes[k], tool, source, mutant, runnable)
+                run_mutant(boxes[k], tool, mutant, runnable)
 
         with ThreadPoolExecutor(len(boxes)) as pool:
             list(pool.map(lane, range(len(boxes))))

@@ -1,16 +1,14 @@
-"""Run generated code outside the orchestrator, in confined worker processes.
+"""Run generated code outside the orchestrator, in confined processes forked from a template.
 
-Every worker (verification/worker.py) is started through verification.confine (namespaces,
-unprivileged identity, Landlock, seccomp, cgroup and rlimits; see the README's Confinement
-section) and spoken to through verification.protocol (request ids, size caps; anything
-unexpected kills it). Each request has a wall-clock timeout.
-
-- Procedural tests: a fresh process per tool under test, so no tool sees what another left
-  behind (module globals, patched classes, builtins). One spare process is always starting
-  with the DB layer loaded, so the next tool does not wait for an interpreter. The worker
-  gets only the tests' inputs; verification.verdict decides pass or fail here.
-- `request` (integrity checks, the episode extension): one long-lived process; a hung,
-  crashed or misbehaving one is killed and replaced, its tools defined again.
+One worker per sandbox (verification/worker.py) is started through verification.confine
+(namespaces, cgroup and rlimits) and spoken to through verification.protocol (request ids,
+size caps; anything unexpected kills it). It loads the DB layer once and runs no generated
+code itself: every request (define a tool, run its tests, integrity checks) is handled by a
+fresh process forked from it, which applies the inner layers (identity, Landlock, seccomp)
+before it reads its request and exits after its reply. So no tool sees what another left
+behind (module globals, patched classes, builtins, files in the scratch), and a tool under
+test costs a fork rather than an interpreter start. The worker gets only the tests' inputs;
+verification.verdict decides pass or fail here.
 """
 
 from __future__ import annotations
@@ -41,13 +39,11 @@ class SandboxTimeout(SandboxError):
 
 
 class _Process:
-    """One confined worker process with the DB layer loading (or loaded)."""
+    """The confined template process: the DB layer loaded, one fork per request."""
 
     def __init__(self, box: Sandbox) -> None:
         self._dir = tempfile.mkdtemp(prefix="worldsmith-sandbox-")
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-        if box.extension:
-            env["WORLDSMITH_WORKER_EXTENSION"] = box.extension
         self._log = open(os.path.join(self._dir, "worker.log"), "wb")
         self.proc = box.confinement.popen([sys.executable, "-I", str(WORKER)], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=self._log, env=env)
@@ -55,34 +51,32 @@ class _Process:
         self._init = self.channel.send({"op": "init", "db_source": box.db_source})
         self._ready = False
         found = layers(box.confinement.namespaces)
-        self._expected = [name for name in ("identity", "landlock", "seccomp") if found[name]]
+        self._expected = {name for name in ("identity", "landlock", "seccomp") if found[name]}
 
-    def ready(self) -> None:
-        """Wait for the DB layer; refuse a worker that did not get every layer the probe got."""
-        if self._ready:
-            return
-        reply = self._receive(self._init, 60)
-        if not reply.get("ok"):
-            raise SandboxError(f"the DB layer does not load: {reply.get('error')}")
-        missing = set(self._expected) - set(reply.get("layers", []))
+    def request(self, message: dict, budget: float) -> dict:
+        """One request, handled by a fresh fork; the template kills a fork past `budget`."""
+        if not self._ready:
+            reply = self._receive(self._init, 60)
+            if not reply.get("ok"):
+                raise SandboxError(f"the DB layer does not load: {reply.get('error')}")
+            self._ready = True
+        message = {**message, "budget": budget, "max_bytes": MAX_REPLY_BYTES - 4096}
+        reply = self._receive(self.channel.send(message), budget + 10)
+        missing = self._expected - set(reply.get("layers") or ()) if reply.get("ok") else set()
         if missing:
             raise SandboxError(f"the worker did not get its confinement layers: {', '.join(sorted(missing))}")
-        self._ready = True
-
-    def request(self, message: dict, timeout: float) -> dict:
-        self.ready()
-        return self._receive(self.channel.send(message), timeout)
+        return reply
 
     def _receive(self, request_id: int, timeout: float) -> dict:
         try:
-            reply, blob = self.channel.receive(request_id, timeout)
+            reply, _blob = self.channel.receive(request_id, timeout)
         except protocol.WorkerTimeout:
             raise SandboxTimeout(f"no answer within {timeout:g} s") from None
         except protocol.WorkerGone:
             raise SandboxError(f"the sandbox worker died (exit {self.proc.poll()})\n{self.log_tail()}") from None
         except protocol.ProtocolError as error:
             raise SandboxError(f"the sandbox worker broke the protocol: {error}") from None
-        return reply if blob is None else {**reply, "attachment": blob}
+        return reply
 
     def log_tail(self) -> str:
         try:
@@ -102,51 +96,21 @@ class _Process:
 
 
 class Sandbox:
-    """Confined workers for one domain's DB layer and the tools defined into it."""
+    """A confined template for one domain's DB layer, and the tools recorded for it."""
 
-    def __init__(self, db_source: str, timeout: float = 2.0, memory_mb: int = 1536, file_mb: int = 8,
-                 extension: str | None = None):
-        self.db_source, self.timeout, self.extension = db_source, timeout, extension
+    def __init__(self, db_source: str, timeout: float = 2.0, memory_mb: int = 1536, file_mb: int = 8):
+        self.db_source, self.timeout = db_source, timeout
         self.confinement = Confinement(memory_mb=memory_mb, file_mb=file_mb)
         self.sources: dict[str, str] = {}
         self.restarts = 0
         self._lock = threading.Lock()
-        self._shared: _Process | None = None  # request(): integrity checks, the episode extension
-        self._spare: _Process | None = None  # the next fresh process, already loading the DB layer
-        self._held: tuple[str, _Process] | None = None  # the process a tool was just defined in
-        if extension:
-            self._start_shared()
-        else:
-            self._spare = _Process(self)
-
-    # -- processes -----------------------------------------------------------------------
-    def _start_shared(self) -> None:
-        self._shared = _Process(self)
-        try:
-            self._shared.ready()
-            for name, source in self.sources.items():
-                self._shared.request({"op": "define", "tool": name, "source": source}, timeout=10)
-        except SandboxError:
-            self._shared.close()
-            self._shared = None
-            raise
-
-    def _fresh(self) -> _Process:
-        """A process that has run nothing but the DB layer; the next one starts meanwhile."""
-        process, self._spare = self._spare or _Process(self), _Process(self)
-        try:
-            process.ready()
-        except SandboxError:
-            process.close()
-            raise
-        return process
+        self._template: _Process | None = _Process(self)  # starts loading now
 
     def close(self) -> None:
         with self._lock:
-            for process in (self._shared, self._spare, self._held and self._held[1]):
-                if process:
-                    process.close()
-            self._shared = self._spare = self._held = None
+            if self._template:
+                self._template.close()
+            self._template = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -155,17 +119,16 @@ class Sandbox:
         self.close()
 
     def request(self, message: dict, timeout: float) -> dict:
-        """One request to the long-lived worker; one that hangs, dies or misbehaves is replaced."""
+        """One request in a fresh fork; a template that hangs, dies or misbehaves is replaced."""
         with self._lock:
+            if self._template is None:
+                self._template = _Process(self)
             try:
-                if self._shared is None:
-                    self._start_shared()
-                return self._shared.request(message, timeout)
+                return self._template.request(message, timeout)
             except SandboxError:
-                if self._shared:
-                    self._shared.close()
+                self._template.close()
                 self.restarts += 1
-                self._start_shared()
+                self._template = _Process(self)
                 raise
 
     # -- tools ---------------------------------------------------------------------------
@@ -179,62 +142,49 @@ class Sandbox:
         return None
 
     def define(self, tool: str, source: str) -> str | None:
-        """Load a tool's code in a fresh process; returns the reason it was refused, or None."""
+        """Load a tool's code in a fresh fork; returns the reason it was refused, or None."""
         refused = self.add(tool, source)
         if refused:
             self.sources.pop(tool, None)
             return refused
-        if self.extension:
+        try:
             reply = self.request({"op": "define", "tool": tool, "source": source}, timeout=10)
-            return None if reply["ok"] else reply["error"]
-        with self._lock:
-            if self._held:
-                self._held[1].close()
-                self._held = None
-            process = self._fresh()
-            error = self._define_in(process, tool, source)
-            if error:
-                process.close()
-                self.sources.pop(tool, None)
-                return error
-            self._held = (tool, process)
+        except SandboxError as error:
+            reply = {"ok": False, "error": f"the sandbox worker was killed: {error}".strip()}
+        if not reply.get("ok"):
+            self.sources.pop(tool, None)
+            return str(reply.get("error"))
         return None
 
-    @staticmethod
-    def _define_in(process: _Process, tool: str, source: str) -> str | None:
-        try:
-            reply = process.request({"op": "define", "tool": tool, "source": source}, timeout=10)
-        except SandboxError as error:
-            return f"the sandbox worker was killed: {error}".strip()
-        return None if reply.get("ok") else str(reply.get("error"))
-
     def run_tests(self, tool: str, tests: list[dict]) -> list[dict]:
-        """Run procedural tests of one tool in its own process; verdicts are decided here."""
-        def fail_all(reason: str) -> list[dict]:
-            return [{"name": t["name"], "kind": t["kind"], "passed": False, "problems": [reason]} for t in tests]
-
+        """Run procedural tests of one defined tool in a fresh fork; verdicts are decided here."""
         if tool not in self.sources:
-            return fail_all(f"tool {tool!r} is not defined")
-        with self._lock:
-            if self._held and self._held[0] == tool:
-                process, self._held = self._held[1], None
-            else:
-                process = self._fresh()
-                error = self._define_in(process, tool, self.sources[tool])
-                if error:
-                    process.close()
-                    return fail_all(error)
+            return [_failed(t, f"tool {tool!r} is not defined") for t in tests]
+        outcome = self.run_source(tool, self.sources[tool], tests)
+        return [_failed(t, outcome) for t in tests] if isinstance(outcome, str) else outcome
+
+    def run_source(self, tool: str, source: str, tests: list[dict]) -> list[dict] | str:
+        """Tests of `source` as the tool (a mutant, say) without recording it: each test's verdict,
+        or why the code was refused before any test ran."""
+        try:
+            check_source(source)
+        except UnsafeCode as error:
+            return f"refused by the sandbox: {error}"
         budget = self.timeout * len(tests) + 5
         try:
-            reply = process.request({"op": "test", "tool": tool, "tests": [inputs(t) for t in tests],
-                                     "timeout": self.timeout}, budget)
+            reply = self.request({"op": "run", "tool": tool, "source": source,
+                                  "tests": [inputs(t) for t in tests], "timeout": self.timeout}, budget)
         except SandboxError as error:
-            return fail_all(f"the sandbox worker was killed: {error}".strip())
-        finally:
-            process.close()
-        if not reply.get("ok"):
-            return fail_all(str(reply.get("error")))
+            return [_failed(t, f"the sandbox worker was killed: {error}".strip()) for t in tests]
+        if reply.get("refused"):
+            return str(reply.get("error"))
         outcomes = reply.get("outcomes")
+        if not reply.get("ok"):
+            return [_failed(t, str(reply.get("error"))) for t in tests]
         if not isinstance(outcomes, list) or len(outcomes) != len(tests):
-            return fail_all("the sandbox worker sent a malformed reply")
+            return [_failed(t, "the sandbox worker sent a malformed reply") for t in tests]
         return [judge(test, outcome) for test, outcome in zip(tests, outcomes)]
+
+
+def _failed(test: dict, reason: str) -> dict:
+    return {"name": test["name"], "kind": test["kind"], "passed": False, "problems": [reason]}

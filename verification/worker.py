@@ -1,9 +1,11 @@
 """The sandbox worker: runs generated code in a confined process and reports raw outcomes.
 
-Started by verification.sandbox through verification.confine as `python -I worker.py`. It
-imports what it needs, locks itself down (lockdown.lock_down: identity, Landlock, seccomp),
-and only then reads requests, framed by verification/protocol.py on stdin/stdout. It never
-decides a verdict: a procedural test gets only its inputs here, and the parent compares the
+Started by verification.sandbox through verification.confine as `python -I worker.py`, it is
+a template: it imports what it needs and loads the DB layer, then reads requests framed by
+verification/protocol.py on stdin/stdout and handles each in a forked child that locks itself
+down (lockdown.lock_down: identity, Landlock, seccomp) before it touches the request, writes
+its reply to a pipe and exits. The template never runs generated code. It never decides a
+verdict: a procedural test gets only its inputs here, and the parent compares the
 outcome (return value, exception, state changes) with what the test expects. The compiled DB
 layer is loaded once and an empty database template kept in memory, so each test starts from
 a copy of it. Every connection refuses SQL that reaches outside its database (ATTACH, VACUUM
@@ -13,8 +15,11 @@ INTO, extensions); the filesystem confinement stops it again if the tool lifts t
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 import os
+import select
+import shutil
 import signal
 import sqlite3
 import sys
@@ -31,8 +36,8 @@ _PROTO_OUT = os.fdopen(os.dup(1), "wb")
 os.dup2(2, 1)  # whatever the tool prints goes to the log, never into the protocol
 
 from sqlalchemy import create_engine  # noqa: E402
-from sqlalchemy.pool import StaticPool  # noqa: E402
 from sqlmodel import Session  # noqa: E402
+from swap_pool import SwapPool  # noqa: E402
 
 
 class Timeout(BaseException):
@@ -86,13 +91,14 @@ def connect() -> sqlite3.Connection:
     return conn
 
 
-LAYERS: list[str] = []  # the confinement layers lock_down applied, reported by init
 SAFE_BUILTINS = {k: v for k, v in vars(builtins).items() if k not in guard.FORBIDDEN_NAMES}
 SAFE_BUILTINS["__import__"] = _guarded_import
 
 
 class Worker:
     def __init__(self) -> None:
+        self.pool = SwapPool()  # one engine for every database: its compiled SQL is kept
+        self.engine = create_engine("sqlite://", pool=self.pool)
         self.db: types.ModuleType | None = None
         self.template: bytes = b""
         self.tools: dict[str, object] = {}
@@ -105,10 +111,18 @@ class Worker:
         exec(compile(msg["db_source"], "db.py", "exec"), module.__dict__)
         self.db = module
         conn = connect()
-        engine = self._engine(conn)
-        module.create_all(engine)
+        self.pool.current = conn
+        module.create_all(self.engine)
         self.template = conn.serialize()
-        return {"ok": True, "layers": LAYERS}
+        session, conn = self.fresh_session(None)  # compile the DB layer's own SQL once, for every fork
+        try:
+            module.load_state(session, {})
+            session.commit()
+            module.dump_state(session)
+        finally:
+            session.close()
+            conn.close()
+        return {"ok": True}
 
     def define(self, msg: dict) -> dict:
         name, source = msg["tool"], msg["source"]
@@ -125,15 +139,12 @@ class Worker:
         return {"ok": True}
 
     # -- databases -----------------------------------------------------------------------
-    @staticmethod
-    def _engine(conn: sqlite3.Connection):
-        return create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
-
     def fresh_session(self, now: str | None):
         conn = connect()
         conn.deserialize(self.template)
         conn.execute("PRAGMA foreign_keys=ON")
-        session = Session(self._engine(conn))
+        self.pool.current = conn
+        session = Session(self.engine)
         if now:
             session.info["now"] = now
         return session, conn
@@ -166,6 +177,10 @@ class Worker:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             conn.set_progress_handler(None, 0)
+
+    def define_and_test(self, msg: dict) -> dict:
+        defined = self.define(msg)
+        return self.run_tests(msg) if defined["ok"] else {**defined, "refused": True}
 
     def run_tests(self, msg: dict) -> dict:
         """Each test's raw outcome; the parent judges them."""
@@ -238,16 +253,87 @@ def _tool_traceback(error: BaseException) -> str:
     return "".join(lines)[-3000:]
 
 
+def _serve_in_child(handler, message: dict, spec: dict, out: int) -> None:
+    """In the forked child: confine, handle one request, write its JSON reply to `out`, exit."""
+    lockdown.libc().prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: never outlive the template
+    for fd in (0, _PROTO_OUT.fileno()):  # only the reply pipe leads back
+        os.close(fd)
+    try:
+        layers = lockdown.lock_down(spec)  # from here on nothing is trusted
+        reply = {**handler(message), "layers": layers}
+    except BaseException as error:
+        reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    try:
+        data = json.dumps(reply).encode()
+    except (TypeError, ValueError, RecursionError) as error:
+        data = json.dumps({"ok": False, "error": f"the reply is not JSON: {error}"}).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(out, view):]
+    os._exit(0)
+
+
+def _clear(folder: str) -> None:
+    """Empty the scratch folder between requests: nothing one tool leaves is seen by the next."""
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def in_child(handler, message: dict, spec: dict, budget: float, max_bytes: int) -> bytes:
+    """Run one request in a process forked from this template; its JSON reply, or an error."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            _serve_in_child(handler, message, spec, write_end)
+        finally:
+            os._exit(3)
+    os.close(write_end)
+    chunks, size, problem = [], 0, None
+    deadline = time.monotonic() + budget
+    poller = select.poll()
+    poller.register(read_end, select.POLLIN | select.POLLHUP)
+    while True:
+        wait_ms = int((deadline - time.monotonic()) * 1000)
+        if wait_ms <= 0 or not poller.poll(wait_ms):
+            problem = f"the sandbox worker was killed: no answer within {budget:g} s"
+            break
+        chunk = os.read(read_end, 1 << 20)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > max_bytes:
+            problem = f"the sandbox worker was killed: its reply is over {max_bytes} bytes"
+            break
+        chunks.append(chunk)
+    os.close(read_end)
+    os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    for folder in spec.get("writable", [])[:1]:
+        _clear(folder)
+    if problem is None and (not chunks or os.WIFSIGNALED(status)):
+        problem = f"the sandbox worker was killed (status {status})"
+    return json.dumps({"ok": False, "error": problem}).encode() if problem else b"".join(chunks)
+
+
 def main() -> None:
-    global LAYERS
+    """The template: the DB layer loaded once, each request handled in a fresh confined fork.
+
+    The template runs no generated code and locks nothing down itself; it keeps the
+    confinement spec and every child applies it before it reads its request.
+    """
     worker = Worker()
-    handlers = {"init": worker.init, "define": worker.define, "test": worker.run_tests,
-                "integrity": worker.integrity}
-    extra = os.environ.get("WORLDSMITH_WORKER_EXTENSION")
-    if extra:  # e.g. the episode runtime adds its own operations
-        module = __import__(extra)
-        handlers.update(module.handlers(worker))
-    LAYERS = lockdown.lock_down()  # from here on nothing is trusted: no code was read before it
+    handlers = {"define": worker.define, "test": worker.run_tests, "integrity": worker.integrity}
+    spec = lockdown.take_spec()
+    lockdown.libc().prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: a child cannot open the template's memory
     stdin = sys.stdin.buffer
     while True:
         request = protocol.read_request(stdin)
@@ -255,12 +341,22 @@ def main() -> None:
             return
         request_id, message, _blob = request
         op = message.get("op")
-        try:
-            reply = handlers[op](message) if op in handlers else {"ok": False, "error": f"unknown op {op!r}"}
-        except Exception as error:
-            reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
-        # raw bytes (a database snapshot) follow the frame instead of riding in it as base64 text
-        protocol.write_reply(_PROTO_OUT, request_id, reply, reply.pop("_attachment", None))
+        if op == "init":
+            try:
+                reply = worker.init(message)
+                gc.freeze()  # children share the loaded pages instead of copying them
+            except Exception as error:
+                reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+            body = json.dumps(reply).encode()
+        elif op == "run":  # define a tool and run its tests in one fork
+            body = in_child(worker.define_and_test, message, spec, message.get("budget", 60),
+                            message.get("max_bytes", protocol.DEFAULT_MAX_BYTES))
+        elif op in handlers:
+            body = in_child(handlers[op], message, spec, message.get("budget", 60),
+                            message.get("max_bytes", protocol.DEFAULT_MAX_BYTES))
+        else:
+            body = json.dumps({"ok": False, "error": f"unknown op {op!r}"}).encode()
+        protocol.write_reply(_PROTO_OUT, request_id, body)
 
 
 if __name__ == "__main__":
