@@ -210,23 +210,19 @@ def archive_old_applications(session: Session, cutoff_date: str) -> dict:
 
 
 # tool: batch_update_application_status
-SETTABLE_STATUSES = (
-    "submitted", "under_review", "interviewing", "offer_received",
-    "accepted", "offer_declined", "rejected", "withdrawn", "archived",
-)
+MOVES = {
+    "submitted": ("under_review", "interviewing", "rejected"),
+    "under_review": ("interviewing", "rejected"),
+    "interviewing": ("rejected",),
+}
 
 
 def batch_update_application_status(session: Session, application_ids: list, new_status: str) -> dict:
-    if not isinstance(application_ids, list) or not application_ids:
+    if not application_ids:
         raise InvalidInput("application_ids must be a non-empty list of application identifiers")
-    for application_id in application_ids:
-        if not isinstance(application_id, str) or not application_id:
-            raise InvalidInput(f"application_ids contains an invalid identifier: {application_id!r}")
     duplicates = sorted({a for a in application_ids if application_ids.count(a) > 1})
     if duplicates:
         raise InvalidInput(f"application_ids contains duplicates: {', '.join(duplicates)}")
-    if new_status not in SETTABLE_STATUSES:
-        raise InvalidInput(f"new_status must be one of {', '.join(SETTABLE_STATUSES)}, got {new_status!r}")
 
     stamp = now(session)
     updated: list[str] = []
@@ -235,12 +231,10 @@ def batch_update_application_status(session: Session, application_ids: list, new
         application = session.get(JobApplication, application_id)
         if application is None:
             failed.append({"application_id": application_id, "reason": "not_found"})
-        elif application.status == "draft":
-            failed.append({"application_id": application_id, "reason": "not_submitted"})
-        elif application.status == "archived":
-            failed.append({"application_id": application_id, "reason": "archived"})
         elif application.status == new_status:
             failed.append({"application_id": application_id, "reason": "unchanged"})
+        elif new_status not in MOVES.get(application.status, ()):
+            failed.append({"application_id": application_id, "reason": "not_allowed"})
         else:
             application.status = new_status
             application.updated_at = stamp
@@ -1071,25 +1065,25 @@ def submit_application(session: Session, application_id: str) -> dict:
 
 
 # tool: update_application_status
-SETTABLE_STATUSES = (
-    "submitted", "under_review", "interviewing", "offer_received",
-    "accepted", "offer_declined", "rejected", "withdrawn", "archived",
-)
+MOVES = {
+    "submitted": ("under_review", "interviewing", "rejected"),
+    "under_review": ("interviewing", "rejected"),
+    "interviewing": ("rejected",),
+}
+OTHER_TOOLS = ("submit_application, record_job_offer, respond_to_offer, withdraw_application "
+               "and archive_old_applications make the other moves")
 
 
 def update_application_status(session: Session, application_id: str, new_status: str) -> dict:
-    if new_status not in SETTABLE_STATUSES:
-        raise InvalidInput(f"new_status must be one of {', '.join(SETTABLE_STATUSES)}, got {new_status!r}")
-
     application = get_or_raise(session, JobApplication, application_id)
-    if application.status == "draft":
-        raise PreconditionFailed(f"application {application_id} is still a draft; submit it first with submit_application")
-    if application.status == "archived":
-        raise PreconditionFailed(f"application {application_id} is archived and its status can no longer change")
-    if application.status == new_status:
-        raise Conflict(f"application {application_id} already has status {new_status!r}")
-
     previous_status = application.status
+    if previous_status == new_status:
+        raise Conflict(f"application {application_id} already has status {new_status!r}")
+    allowed = MOVES.get(previous_status, ())
+    if new_status not in allowed:
+        reach = f"it can move to {', '.join(allowed)}" if allowed else "this tool cannot move it"
+        raise PreconditionFailed(f"application {application_id} is {previous_status!r}: {reach}; {OTHER_TOOLS}")
+
     stamp = now(session)
     application.status = new_status
     application.updated_at = stamp
