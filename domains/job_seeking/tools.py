@@ -1081,8 +1081,8 @@ def update_application_status(session: Session, application_id: str, new_status:
         raise Conflict(f"application {application_id} already has status {new_status!r}")
     allowed = MOVES.get(previous_status, ())
     if new_status not in allowed:
-        reach = f"it can move to {', '.join(allowed)}" if allowed else "this tool cannot move it"
-        raise PreconditionFailed(f"application {application_id} is {previous_status!r}: {reach}; {OTHER_TOOLS}")
+        raise PreconditionFailed(f"application {application_id} is {previous_status!r}; this tool moves it only to: "
+                                 f"{', '.join(allowed) or 'nothing'}; {OTHER_TOOLS}")
 
     stamp = now(session)
     application.status = new_status
