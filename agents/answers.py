@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agents.test_format import TestCase
 from domains.spec import State, Table, ToolSchema
+from verification.guard import parse
 
 
 class _Answer(BaseModel):
@@ -53,7 +54,7 @@ class DatabaseDesign(_Answer):
 
 def _parses(code: str) -> str:
     try:
-        ast.parse(code)
+        parse(code)
     except SyntaxError as error:
         raise ValueError(f"code does not parse: line {error.lineno}: {error.msg}") from None
     return code

@@ -20,6 +20,7 @@ from agents.llm import LLM, StepKey
 from agents.prompts import MUTATION_SYSTEM
 from agents.test_format import TestCase, expand
 from domains.spec import DomainSpec, State, ToolSchema
+from verification.guard import parse
 from verification.mutation import Mutant, mutants, run_mutant, unreachable_rejections
 from verification.sandbox import Sandbox
 
@@ -60,7 +61,7 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
     first_score = _score(found, {})
     equivalent: dict[int, str] = {}
     added, refused = [], []
-    normal = ast.unparse(ast.parse(code))
+    normal = ast.unparse(parse(code))
     for round_ in range(rounds):
         open_ = [i for i, m in enumerate(found, 1) if m.status == "survived" and i not in equivalent][:PER_REQUEST]
         if not open_:

@@ -38,9 +38,10 @@ from domains.db_layer import compile_db, integrity_cases, integrity_json
 from domains.policy import render as render_policy
 from domains.spec import DomainSpec, ToolSchema, ToolTest
 from mcp_servers.sample_state import build_sample_state, merged_sample_state
+from verification.blind_spots import blind_spots
+from verification.guard import parse
 from verification.procedural import TEST_MODULE, failure_report, run_integrity
 from verification.sandbox import Sandbox
-from verification.blind_spots import blind_spots
 
 
 def _merge(a: dict, b: dict) -> dict:
@@ -305,7 +306,7 @@ def assemble_tools(domain: str, sources: dict[str, str]) -> str:
     plain: set[str] = set()
     blocks = []
     for name in sorted(sources):
-        tree = ast.parse(sources[name])
+        tree = parse(sources[name])
         lines = sources[name].splitlines()
         body_start = len(lines)
         for node in tree.body:

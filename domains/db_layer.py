@@ -11,6 +11,7 @@ import json
 from graphlib import CycleError, TopologicalSorter
 
 from domains.spec import DBSchema, Table
+from verification.guard import parse
 
 _PY_TYPE = {
     "string": "str", "text": "str", "integer": "int", "number": "float",
@@ -328,7 +329,7 @@ def module_view(db_source: str, tables: list[str]) -> str:
 
     lines = db_source.splitlines()
     blocks = []
-    for node in ast.parse(db_source).body:
+    for node in parse(db_source).body:
         if isinstance(node, ast.ClassDef):
             name = next((s.value.value for s in node.body if isinstance(s, ast.Assign)
                          and any(getattr(t, "id", None) == "__tablename__" for t in s.targets)

@@ -9,6 +9,7 @@ allow-list again at run time.
 from __future__ import annotations
 
 import ast
+import threading
 
 ALLOWED_MODULES = frozenset({
     "db", "datetime", "re", "math", "json", "decimal", "typing", "collections", "itertools",
@@ -26,10 +27,20 @@ class UnsafeCode(ValueError):
     """Generated code that the sandbox refuses to run."""
 
 
+_PARSE = threading.Lock()
+
+
+def parse(source: str) -> ast.Module:
+    """ast.parse, one thread at a time: CPython 3.11 before 3.11.8 can fail with "AST constructor
+    recursion depth mismatch" when threads parse at once (the pipeline builds tools in threads)."""
+    with _PARSE:
+        return ast.parse(source)
+
+
 def check_source(source: str, allowed: frozenset[str] = ALLOWED_MODULES) -> None:
     """Raise UnsafeCode listing every refused construct in `source`."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError as error:
         raise UnsafeCode(f"syntax error at line {error.lineno}: {error.msg}") from None
     problems: list[str] = []

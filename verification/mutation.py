@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from domains.spec import DomainSpec, ToolTest
 from mcp_servers.schemas import ArgumentError, ArgumentValidator
+from verification.guard import parse
 from verification.procedural import tool_names, tool_sources
 from verification.sandbox import Sandbox
 
@@ -163,7 +164,7 @@ def _apply(tree: ast.Module, index: int, operator: str, variant: int) -> ast.Mod
 
 def mutants(source: str, line_offset: int = 0, first_line: int = 1) -> list[Mutant]:
     """Every distinct mutant of a tool's source, in source order; lines shifted by `line_offset`."""
-    tree = ast.parse(source)
+    tree = parse(source)
     original = ast.unparse(tree)
     seen, out = {original}, []
     for index, operator, variant, description, line in _points(tree, first_line):
