@@ -88,7 +88,10 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
         answer = llm.structured(StepKey("mutants", tool.name, round_), MUTATION_SYSTEM, prompt, MutantAnswer,
                                 check=fits)
         # the parent decides: a new case counts only if the real code passes it
-        results = box.run_tests(tool.name, [t.model_dump(mode="json") for t in expand(fixture, answer.cases, spec.db)])
+        results = box.run_source(tool.name, code, [t.model_dump(mode="json")
+                                                  for t in expand(fixture, answer.cases, spec.db)])
+        if isinstance(results, str):
+            raise RuntimeError(f"tool {tool.name} no longer loads in the sandbox: {results}")
         for case, result in zip(answer.cases, results):
             (added if result["passed"] else refused).append(case.name)
             if result["passed"]:

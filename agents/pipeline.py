@@ -158,8 +158,8 @@ class Run:
         try:
             for attempt in range(self.debug_budget + 1):
                 t = time.perf_counter()
-                refused = box.define(tool.name, code)
-                results = [] if refused else box.run_tests(tool.name, [x.model_dump() for x in tests])
+                outcome = box.run_source(tool.name, code, [x.model_dump() for x in tests])  # one fork
+                refused, results = (outcome, []) if isinstance(outcome, str) else (None, outcome)
                 test_seconds += time.perf_counter() - t
                 if not refused and all(r["passed"] for r in results):
                     if self.mutation_rounds:

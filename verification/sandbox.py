@@ -178,9 +178,9 @@ class Sandbox:
             return [_failed(t, f"the sandbox worker was killed: {error}".strip()) for t in tests]
         if reply.get("refused"):
             return str(reply.get("error"))
-        outcomes = reply.get("outcomes")
         if not reply.get("ok"):
             return [_failed(t, str(reply.get("error"))) for t in tests]
+        outcomes = reply.get("outcomes")
         if not isinstance(outcomes, list) or len(outcomes) != len(tests):
             return [_failed(t, "the sandbox worker sent a malformed reply") for t in tests]
         return [judge(test, outcome) for test, outcome in zip(tests, outcomes)]

@@ -331,7 +331,8 @@ def main() -> None:
     confinement spec and every child applies it before it reads its request.
     """
     worker = Worker()
-    handlers = {"define": worker.define, "test": worker.run_tests, "integrity": worker.integrity}
+    # a fork starts with no tool defined, so a tool's tests run in the fork that defines it ("run")
+    handlers = {"define": worker.define, "run": worker.define_and_test, "integrity": worker.integrity}
     spec = lockdown.take_spec()
     lockdown.libc().prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: a child cannot open the template's memory
     stdin = sys.stdin.buffer
@@ -348,9 +349,6 @@ def main() -> None:
             except Exception as error:
                 reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
             body = json.dumps(reply).encode()
-        elif op == "run":  # define a tool and run its tests in one fork
-            body = in_child(worker.define_and_test, message, spec, message.get("budget", 60),
-                            message.get("max_bytes", protocol.DEFAULT_MAX_BYTES))
         elif op in handlers:
             body = in_child(handlers[op], message, spec, message.get("budget", 60),
                             message.get("max_bytes", protocol.DEFAULT_MAX_BYTES))
