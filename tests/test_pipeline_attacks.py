@@ -192,6 +192,15 @@ def test_forged_verdicts_and_extra_frames_do_not_make_a_wrong_tool_pass(box):
     assert _run(box, "honest", "    return {'ok': True}\n")["passed"]  # the next tool is judged normally
 
 
+def test_a_tool_that_closes_its_reply_pipe_and_keeps_running_is_killed(box):
+    # Its end of the pipe closes early, so the reply looks finished while the process still runs.
+    spin = _OS + ("    for fd in range(3, 256):\n        try:\n            os.close(fd)\n        except OSError:\n"
+                  "            pass\n    while True:\n        pass\n")
+    result = _run(box, "spin", spin)
+    assert not result["passed"] and "killed" in result["problems"][0]
+    assert _run(box, "honest", "    return {'ok': True}\n")["passed"]
+
+
 def test_an_oversized_reply_does_not_grow_the_parent(box):
     grown_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = _run(box, "huge", "    return {'ok': 'x' * (300 << 20)}\n")
