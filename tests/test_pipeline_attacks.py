@@ -176,6 +176,14 @@ def test_nothing_a_tool_under_test_changes_persists_into_the_next_tool(box):
     assert "left behind" not in str(_run(box, "marker", marker))
 
 
+def test_folders_left_in_the_scratch_are_gone_for_the_next_tool_even_unwritable_ones(box):
+    plant = _OS + _OPEN + ("    os.makedirs('a/b/c')\n    open_('a/b/c/deep', 'w').write('left behind')\n"
+                           "    os.chmod('a/b', 0o500)\n    os.chmod('a', 0o500)\n    return {'ok': True}\n")
+    assert _run(box, "plant", plant)["passed"]
+    look = _OS + "    return {'left': sorted(os.listdir('.'))}\n"
+    assert _run(box, "look", look, expect_return={"left": []})["passed"]
+
+
 def test_forged_verdicts_and_extra_frames_do_not_make_a_wrong_tool_pass(box):
     # A wrong tool (returns nothing useful) writes "passed" replies for every plausible request id
     # to every pipe it has, then returns. The parent must still judge it by what it really returned.

@@ -273,11 +273,21 @@ def _serve_in_child(handler, message: dict, spec: dict, out: int) -> None:
     os._exit(0)
 
 
-def _clear(folder: str) -> None:
-    """Empty the scratch folder between requests: nothing one tool leaves is seen by the next."""
+def _clear(folder: str, keep: frozenset[str]) -> None:
+    """Empty the scratch folder between requests: nothing one tool leaves is seen by the next.
+    `keep` are the entries it held before any fork ran: where the checkout lies under /tmp,
+    bubblewrap's folders for its read-only binds, which are not walked (that cost 0.65 s a fork)."""
     for name in os.listdir(folder):
         path = os.path.join(folder, name)
+        if name in keep:
+            continue
         if os.path.isdir(path) and not os.path.islink(path):
+            for root, subdirs, _files in os.walk(path):  # a folder the tool made unwritable is opened first
+                for sub in [root] + [os.path.join(root, d) for d in subdirs]:
+                    try:
+                        os.chmod(sub, 0o700)
+                    except OSError:
+                        pass
             shutil.rmtree(path, ignore_errors=True)
         else:
             try:
@@ -286,7 +296,8 @@ def _clear(folder: str) -> None:
                 pass
 
 
-def in_child(handler, message: dict, spec: dict, budget: float, max_bytes: int) -> bytes:
+def in_child(handler, message: dict, spec: dict, budget: float, max_bytes: int,
+             keep: frozenset[str] = frozenset()) -> bytes:
     """Run one request in a process forked from this template; its JSON reply, or an error."""
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -318,7 +329,7 @@ def in_child(handler, message: dict, spec: dict, budget: float, max_bytes: int) 
     os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     for folder in spec.get("writable", [])[:1]:
-        _clear(folder)
+        _clear(folder, keep)
     if problem is None and (not chunks or os.WIFSIGNALED(status)):
         problem = f"the sandbox worker was killed (status {status})"
     return json.dumps({"ok": False, "error": problem}).encode() if problem else b"".join(chunks)
@@ -334,6 +345,7 @@ def main() -> None:
     # a fork starts with no tool defined, so a tool's tests run in the fork that defines it ("run")
     handlers = {"define": worker.define, "run": worker.define_and_test, "integrity": worker.integrity}
     spec = lockdown.take_spec()
+    keep = frozenset(os.listdir(spec["writable"][0])) if spec.get("writable") else frozenset()
     lockdown.libc().prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: a child cannot open the template's memory
     stdin = sys.stdin.buffer
     while True:
@@ -351,7 +363,7 @@ def main() -> None:
             body = json.dumps(reply).encode()
         elif op in handlers:
             body = in_child(handlers[op], message, spec, message.get("budget", 60),
-                            message.get("max_bytes", protocol.DEFAULT_MAX_BYTES))
+                            message.get("max_bytes", protocol.DEFAULT_MAX_BYTES), keep)
         else:
             body = json.dumps({"ok": False, "error": f"unknown op {op!r}"}).encode()
         protocol.write_reply(_PROTO_OUT, request_id, body)
