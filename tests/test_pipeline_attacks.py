@@ -180,8 +180,9 @@ def test_folders_left_in_the_scratch_are_gone_for_the_next_tool_even_unwritable_
     plant = _OS + _OPEN + ("    os.makedirs('a/b/c')\n    open_('a/b/c/deep', 'w').write('left behind')\n"
                            "    os.chmod('a/b', 0o500)\n    os.chmod('a', 0o500)\n    return {'ok': True}\n")
     assert _run(box, "plant", plant)["passed"]
-    look = _OS + "    return {'left': sorted(os.listdir('.'))}\n"
-    assert _run(box, "look", look, expect_return={"left": []})["passed"]
+    # a checkout under /tmp has bubblewrap's folders for its binds here too: look for the tool's own
+    look = _OS + "    return {'left': 'a' in os.listdir('.')}\n"
+    assert _run(box, "look", look, expect_return={"left": False})["passed"]
 
 
 def test_forged_verdicts_and_extra_frames_do_not_make_a_wrong_tool_pass(box):
