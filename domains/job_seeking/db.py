@@ -147,12 +147,69 @@ class JobOffer(Base, table=True):
     responded_at: Optional[NaiveDatetime] = Field(default=None, description='When the job seeker accepted or declined (episode clock).')
 
 
-MODELS: dict[str, type[Base]] = {'job_application': JobApplication, 'application_note': ApplicationNote, 'application_stage': ApplicationStage, 'interview_schedule': InterviewSchedule, 'interview_feedback': InterviewFeedback, 'job_offer': JobOffer}
-TABLE_ORDER: list[str] = ['job_application', 'application_note', 'application_stage', 'interview_schedule', 'job_offer', 'interview_feedback']
-PRIMARY_KEY: dict[str, str] = {'job_application': 'application_id', 'application_note': 'note_id', 'application_stage': 'stage_id', 'interview_schedule': 'interview_id', 'interview_feedback': 'feedback_id', 'job_offer': 'offer_id'}
-ID_PREFIX: dict[str, str] = {'job_application': 'APP', 'application_note': 'NOTE', 'application_stage': 'STG', 'interview_schedule': 'INT', 'interview_feedback': 'FDB', 'job_offer': 'OFR'}
-COLUMNS: dict[str, list[str]] = {'job_application': ['application_id', 'applicant_name', 'email', 'phone', 'job_title', 'company_name', 'job_location', 'application_date', 'status', 'resume_content', 'resume_format', 'resume_uploaded_at', 'cover_letter_content', 'cover_letter_uploaded_at', 'deadline_date', 'deadline_type', 'referral_source', 'referral_person', 'priority_level', 'priority_reason', 'expected_salary_min', 'expected_salary_max', 'salary_currency', 'created_at', 'updated_at'], 'application_note': ['note_id', 'application_id', 'note_content', 'note_type', 'created_at'], 'application_stage': ['stage_id', 'application_id', 'stage_name', 'stage_date', 'stage_notes'], 'interview_schedule': ['interview_id', 'application_id', 'interview_type', 'interview_date', 'interviewer_name', 'interview_location', 'interview_duration_minutes', 'interview_status', 'created_at'], 'interview_feedback': ['feedback_id', 'interview_id', 'feedback_content', 'performance_rating', 'created_at'], 'job_offer': ['offer_id', 'application_id', 'base_salary', 'salary_currency', 'signing_bonus', 'start_date', 'response_deadline', 'offer_status', 'received_date', 'responded_at']}
-COLUMN_TYPES: dict[str, dict[str, str]] = {'job_application': {'application_id': 'string', 'applicant_name': 'string', 'email': 'string', 'phone': 'string', 'job_title': 'string', 'company_name': 'string', 'job_location': 'string', 'application_date': 'date', 'status': 'string', 'resume_content': 'text', 'resume_format': 'string', 'resume_uploaded_at': 'datetime', 'cover_letter_content': 'text', 'cover_letter_uploaded_at': 'datetime', 'deadline_date': 'date', 'deadline_type': 'string', 'referral_source': 'string', 'referral_person': 'string', 'priority_level': 'integer', 'priority_reason': 'text', 'expected_salary_min': 'number', 'expected_salary_max': 'number', 'salary_currency': 'string', 'created_at': 'datetime', 'updated_at': 'datetime'}, 'application_note': {'note_id': 'string', 'application_id': 'string', 'note_content': 'text', 'note_type': 'string', 'created_at': 'datetime'}, 'application_stage': {'stage_id': 'string', 'application_id': 'string', 'stage_name': 'string', 'stage_date': 'datetime', 'stage_notes': 'text'}, 'interview_schedule': {'interview_id': 'string', 'application_id': 'string', 'interview_type': 'string', 'interview_date': 'datetime', 'interviewer_name': 'string', 'interview_location': 'string', 'interview_duration_minutes': 'integer', 'interview_status': 'string', 'created_at': 'datetime'}, 'interview_feedback': {'feedback_id': 'string', 'interview_id': 'string', 'feedback_content': 'text', 'performance_rating': 'integer', 'created_at': 'datetime'}, 'job_offer': {'offer_id': 'string', 'application_id': 'string', 'base_salary': 'number', 'salary_currency': 'string', 'signing_bonus': 'number', 'start_date': 'date', 'response_deadline': 'date', 'offer_status': 'string', 'received_date': 'date', 'responded_at': 'datetime'}}
+class UserProfile(Base, table=True):
+    "The job seeker's profile, the source of applications made from postings."
+    __tablename__ = 'user_profile'
+    __table_args__ = (
+        CheckConstraint('full_name IS NULL OR length(full_name) <= 100', name='ck_user_profile_0'),
+        CheckConstraint('email IS NULL OR length(email) <= 200', name='ck_user_profile_1'),
+        CheckConstraint('phone IS NULL OR length(phone) <= 30', name='ck_user_profile_2'),
+        CheckConstraint('headline IS NULL OR length(headline) <= 200', name='ck_user_profile_3'),
+        CheckConstraint('location IS NULL OR length(location) <= 200', name='ck_user_profile_4'),
+        CheckConstraint('years_experience IS NULL OR years_experience >= 0', name='ck_user_profile_5'),
+        CheckConstraint('years_experience IS NULL OR years_experience <= 60', name='ck_user_profile_6'),
+        CheckConstraint('desired_salary_min IS NULL OR desired_salary_min >= 0', name='ck_user_profile_7'),
+        CheckConstraint("salary_currency IS NULL OR salary_currency IN ('USD', 'EUR', 'GBP', 'CAD', 'AUD', 'INR', 'JPY', 'CHF', 'CNY', 'SGD')", name='ck_user_profile_8'),
+    )
+    profile_id: str = Field(primary_key=True, description='Primary key, generated PRO-0001 upward.')
+    full_name: str = Field(max_length=100, nullable=False, description='Full name.')
+    email: str = Field(unique=True, max_length=200, nullable=False, description='Email address, unique across profiles.')
+    phone: Optional[str] = Field(default=None, max_length=30, description='Phone number.')
+    headline: Optional[str] = Field(default=None, max_length=200, description='Professional headline.')
+    location: Optional[str] = Field(default=None, max_length=200, description='Where the job seeker lives.')
+    years_experience: Optional[int] = Field(default=None, description='Years of professional experience.')
+    skills: Optional[str] = Field(default=None, description='Skill names, comma and space separated, in the order given.')
+    desired_salary_min: Optional[float] = Field(default=None, description='Lowest yearly salary wanted.')
+    salary_currency: str = Field(default='USD', nullable=False, description='Currency of desired_salary_min.')
+    created_at: NaiveDatetime = Field(nullable=False, description='Creation timestamp (episode clock).')
+    updated_at: Optional[NaiveDatetime] = Field(default=None, description='Last update timestamp (episode clock); null if never updated.')
+
+
+class JobPosting(Base, table=True):
+    'Job postings the job seeker saved while searching.'
+    __tablename__ = 'job_posting'
+    __table_args__ = (
+        CheckConstraint('company_name IS NULL OR length(company_name) <= 200', name='ck_job_posting_0'),
+        CheckConstraint('job_title IS NULL OR length(job_title) <= 200', name='ck_job_posting_1'),
+        CheckConstraint('location IS NULL OR length(location) <= 200', name='ck_job_posting_2'),
+        CheckConstraint("employment_type IS NULL OR employment_type IN ('full_time', 'part_time', 'contract', 'internship')", name='ck_job_posting_3'),
+        CheckConstraint('salary_min IS NULL OR salary_min >= 0', name='ck_job_posting_4'),
+        CheckConstraint('salary_max IS NULL OR salary_max >= 0', name='ck_job_posting_5'),
+        CheckConstraint("salary_currency IS NULL OR salary_currency IN ('USD', 'EUR', 'GBP', 'CAD', 'AUD', 'INR', 'JPY', 'CHF', 'CNY', 'SGD')", name='ck_job_posting_6'),
+        CheckConstraint('source IS NULL OR length(source) <= 100', name='ck_job_posting_7'),
+        CheckConstraint("posting_status IS NULL OR posting_status IN ('open', 'closed')", name='ck_job_posting_8'),
+    )
+    posting_id: str = Field(primary_key=True, description='Primary key, generated JOB-0001 upward.')
+    company_name: str = Field(max_length=200, nullable=False, description='Hiring company.')
+    job_title: str = Field(max_length=200, nullable=False, description='Title of the position.')
+    location: Optional[str] = Field(default=None, max_length=200, description="City or 'remote'.")
+    employment_type: str = Field(default='full_time', nullable=False, description='Kind of employment.')
+    salary_min: Optional[float] = Field(default=None, description='Lower end of the advertised yearly salary.')
+    salary_max: Optional[float] = Field(default=None, description='Upper end of the advertised yearly salary.')
+    salary_currency: str = Field(default='USD', nullable=False, description='Currency of the salary range.')
+    required_skills: Optional[str] = Field(default=None, description='Skills asked for, comma and space separated.')
+    source: Optional[str] = Field(default=None, max_length=100, description='Where the posting was found.')
+    closing_date: Optional[date] = Field(default=None, description='Last day applications are taken.')
+    posting_status: str = Field(default='open', nullable=False, description='Whether the posting takes applications.')
+    saved_at: NaiveDatetime = Field(nullable=False, description='When the posting was saved (episode clock).')
+
+
+MODELS: dict[str, type[Base]] = {'job_application': JobApplication, 'application_note': ApplicationNote, 'application_stage': ApplicationStage, 'interview_schedule': InterviewSchedule, 'interview_feedback': InterviewFeedback, 'job_offer': JobOffer, 'user_profile': UserProfile, 'job_posting': JobPosting}
+TABLE_ORDER: list[str] = ['job_application', 'user_profile', 'job_posting', 'application_note', 'application_stage', 'interview_schedule', 'job_offer', 'interview_feedback']
+PRIMARY_KEY: dict[str, str] = {'job_application': 'application_id', 'application_note': 'note_id', 'application_stage': 'stage_id', 'interview_schedule': 'interview_id', 'interview_feedback': 'feedback_id', 'job_offer': 'offer_id', 'user_profile': 'profile_id', 'job_posting': 'posting_id'}
+ID_PREFIX: dict[str, str] = {'job_application': 'APP', 'application_note': 'NOTE', 'application_stage': 'STG', 'interview_schedule': 'INT', 'interview_feedback': 'FDB', 'job_offer': 'OFR', 'user_profile': 'PRO', 'job_posting': 'JOB'}
+COLUMNS: dict[str, list[str]] = {'job_application': ['application_id', 'applicant_name', 'email', 'phone', 'job_title', 'company_name', 'job_location', 'application_date', 'status', 'resume_content', 'resume_format', 'resume_uploaded_at', 'cover_letter_content', 'cover_letter_uploaded_at', 'deadline_date', 'deadline_type', 'referral_source', 'referral_person', 'priority_level', 'priority_reason', 'expected_salary_min', 'expected_salary_max', 'salary_currency', 'created_at', 'updated_at'], 'application_note': ['note_id', 'application_id', 'note_content', 'note_type', 'created_at'], 'application_stage': ['stage_id', 'application_id', 'stage_name', 'stage_date', 'stage_notes'], 'interview_schedule': ['interview_id', 'application_id', 'interview_type', 'interview_date', 'interviewer_name', 'interview_location', 'interview_duration_minutes', 'interview_status', 'created_at'], 'interview_feedback': ['feedback_id', 'interview_id', 'feedback_content', 'performance_rating', 'created_at'], 'job_offer': ['offer_id', 'application_id', 'base_salary', 'salary_currency', 'signing_bonus', 'start_date', 'response_deadline', 'offer_status', 'received_date', 'responded_at'], 'user_profile': ['profile_id', 'full_name', 'email', 'phone', 'headline', 'location', 'years_experience', 'skills', 'desired_salary_min', 'salary_currency', 'created_at', 'updated_at'], 'job_posting': ['posting_id', 'company_name', 'job_title', 'location', 'employment_type', 'salary_min', 'salary_max', 'salary_currency', 'required_skills', 'source', 'closing_date', 'posting_status', 'saved_at']}
+COLUMN_TYPES: dict[str, dict[str, str]] = {'job_application': {'application_id': 'string', 'applicant_name': 'string', 'email': 'string', 'phone': 'string', 'job_title': 'string', 'company_name': 'string', 'job_location': 'string', 'application_date': 'date', 'status': 'string', 'resume_content': 'text', 'resume_format': 'string', 'resume_uploaded_at': 'datetime', 'cover_letter_content': 'text', 'cover_letter_uploaded_at': 'datetime', 'deadline_date': 'date', 'deadline_type': 'string', 'referral_source': 'string', 'referral_person': 'string', 'priority_level': 'integer', 'priority_reason': 'text', 'expected_salary_min': 'number', 'expected_salary_max': 'number', 'salary_currency': 'string', 'created_at': 'datetime', 'updated_at': 'datetime'}, 'application_note': {'note_id': 'string', 'application_id': 'string', 'note_content': 'text', 'note_type': 'string', 'created_at': 'datetime'}, 'application_stage': {'stage_id': 'string', 'application_id': 'string', 'stage_name': 'string', 'stage_date': 'datetime', 'stage_notes': 'text'}, 'interview_schedule': {'interview_id': 'string', 'application_id': 'string', 'interview_type': 'string', 'interview_date': 'datetime', 'interviewer_name': 'string', 'interview_location': 'string', 'interview_duration_minutes': 'integer', 'interview_status': 'string', 'created_at': 'datetime'}, 'interview_feedback': {'feedback_id': 'string', 'interview_id': 'string', 'feedback_content': 'text', 'performance_rating': 'integer', 'created_at': 'datetime'}, 'job_offer': {'offer_id': 'string', 'application_id': 'string', 'base_salary': 'number', 'salary_currency': 'string', 'signing_bonus': 'number', 'start_date': 'date', 'response_deadline': 'date', 'offer_status': 'string', 'received_date': 'date', 'responded_at': 'datetime'}, 'user_profile': {'profile_id': 'string', 'full_name': 'string', 'email': 'string', 'phone': 'string', 'headline': 'string', 'location': 'string', 'years_experience': 'integer', 'skills': 'text', 'desired_salary_min': 'number', 'salary_currency': 'string', 'created_at': 'datetime', 'updated_at': 'datetime'}, 'job_posting': {'posting_id': 'string', 'company_name': 'string', 'job_title': 'string', 'location': 'string', 'employment_type': 'string', 'salary_min': 'number', 'salary_max': 'number', 'salary_currency': 'string', 'required_skills': 'text', 'source': 'string', 'closing_date': 'date', 'posting_status': 'string', 'saved_at': 'datetime'}}
 
 
 @event.listens_for(Engine, 'connect')
