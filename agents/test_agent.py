@@ -20,9 +20,25 @@ PER_REQUEST = 6
 MAX_REQUESTS = 8
 
 
+def state_tables(spec: DomainSpec, tool: str) -> list[str]:
+    """The tables a state for `tool` fills: those it uses and references, and those the domain's
+    invariants tie to them (an application in an offer state has its offer even for a tool that never
+    reads offers), so that every test state can keep the invariants."""
+    wanted = set(spec.tables_of(tool))
+    ties = [i.check for i in spec.policy.invariants if i.check is not None and i.check.kind == "requires_related"]
+    grown = True
+    while grown:
+        grown = False
+        for check in ties:
+            if check.table in wanted and check.related not in wanted:
+                wanted |= set(spec.with_references(check.related))
+                grown = True
+    return [t.name for t in spec.db.tables if t.name in wanted]
+
+
 def table_columns(spec: DomainSpec, tool: str) -> str:
     """The tables a state for `tool` fills, a line per column (shorter than their JSON)."""
-    return describe_tables(spec.db, spec.tables_of(tool))
+    return describe_tables(spec.db, state_tables(spec, tool))
 
 
 def describe_tables(db: DBSchema, names: list[str]) -> str:

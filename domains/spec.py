@@ -179,9 +179,12 @@ class DomainSpec(_Model):
         return requirements(self.policy, self.tool(tool))
 
     def tables_of(self, tool: str) -> list[str]:
-        """The tables a tool reads or writes and those they reference, in the schema's order:
-        what a state for the tool must fill."""
-        wanted = set(self.tool_tables.get(tool, []))
+        """The tables a tool reads or writes and those they reference, in the schema's order."""
+        return self.with_references(*self.tool_tables.get(tool, []))
+
+    def with_references(self, *tables: str) -> list[str]:
+        """The given tables and those they reference, in the schema's order."""
+        wanted = set(tables)
         todo = list(wanted)
         while todo:
             for column in self.db.table(todo.pop()).columns:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import typing
+from pathlib import Path
 
 import httpx
 import pytest
@@ -408,3 +409,16 @@ def test_each_http_episode_is_told_its_own_date(built):
         for episode in created:
             text = asyncio.run(instructions(episode["mcp_url"]))
             assert text == episode_instructions((out / "policy.md").read_text(), episode["now"])
+
+
+def test_test_states_fill_the_tables_the_invariants_tie_to_a_tools_tables():
+    """A tool that never reads offers still gets the offer table in its test prompt: an application in an
+    offer state must have its offer for the state to keep the domain's invariants."""
+    from agents.test_agent import state_tables, table_columns
+
+    domain = Path(__file__).resolve().parent.parent / "domains" / "job_seeking"
+    spec = DomainSpec.model_validate_json((domain / "spec.json").read_text())
+    assert spec.tables_of("set_application_priority") == ["job_application"]
+    assert state_tables(spec, "set_application_priority") == ["job_application", "job_offer"]
+    assert "offer_status" in table_columns(spec, "set_application_priority")
+    assert state_tables(spec, "create_user_profile") == ["user_profile"]
