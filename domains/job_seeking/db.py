@@ -37,30 +37,30 @@ class JobApplication(Base, table=True):
         CheckConstraint('expected_salary_max IS NULL OR expected_salary_max >= 0', name='ck_job_application_14'),
         CheckConstraint("salary_currency IS NULL OR salary_currency IN ('USD', 'EUR', 'GBP', 'CAD', 'AUD', 'INR', 'JPY', 'CHF', 'CNY', 'SGD')", name='ck_job_application_15'),
     )
-    application_id: str = Field(primary_key=True, description='Primary key, generated APP-0001 upward.')
-    applicant_name: str = Field(max_length=100, nullable=False, description='Full name of the applicant.')
-    email: str = Field(max_length=200, nullable=False, description='Email address of the applicant.')
-    phone: Optional[str] = Field(default=None, max_length=30, description='Phone number of the applicant.')
+    application_id: str = Field(primary_key=True)
+    applicant_name: str = Field(max_length=100, nullable=False)
+    email: str = Field(max_length=200, nullable=False)
+    phone: Optional[str] = Field(default=None, max_length=30)
     job_title: str = Field(max_length=200, nullable=False, description='Title of the position applied for.')
-    company_name: str = Field(max_length=200, nullable=False, description='Name of the hiring company.')
+    company_name: str = Field(max_length=200, nullable=False)
     job_location: Optional[str] = Field(default=None, max_length=200, description="City or 'remote' for the position.")
     application_date: Optional[date] = Field(default=None, description='Date the application was submitted; null while status is draft.')
-    status: str = Field(default='submitted', nullable=False, description='Current status of the application.')
+    status: str = Field(default='submitted', nullable=False)
     resume_content: Optional[str] = Field(default=None, description='Text content of the uploaded resume; null until uploaded.')
-    resume_format: Optional[str] = Field(default=None, description='Format of the resume document.')
+    resume_format: Optional[str] = Field(default=None)
     resume_uploaded_at: Optional[NaiveDatetime] = Field(default=None, description='When the resume was last uploaded.')
     cover_letter_content: Optional[str] = Field(default=None, description='Text content of the cover letter; null until uploaded.')
     cover_letter_uploaded_at: Optional[NaiveDatetime] = Field(default=None, description='When the cover letter was last uploaded.')
     deadline_date: Optional[date] = Field(default=None, description='Next deadline tracked for the application.')
-    deadline_type: Optional[str] = Field(default=None, description='Kind of deadline.')
+    deadline_type: Optional[str] = Field(default=None)
     referral_source: Optional[str] = Field(default=None, max_length=100, description='Source of the job lead or referral (e.g. LinkedIn, employee_referral).')
     referral_person: Optional[str] = Field(default=None, max_length=100, description='Name of the person who referred the applicant.')
     priority_level: Optional[int] = Field(default=None, description='Priority 1-5, higher is more important.')
-    priority_reason: Optional[str] = Field(default=None, description='Why this priority was assigned.')
-    expected_salary_min: Optional[float] = Field(default=None, description='Minimum expected salary.')
-    expected_salary_max: Optional[float] = Field(default=None, description='Maximum expected salary.')
-    salary_currency: str = Field(default='USD', nullable=False, description='Currency of the salary expectation.')
-    created_at: NaiveDatetime = Field(nullable=False, description='Record creation timestamp (episode clock).')
+    priority_reason: Optional[str] = Field(default=None)
+    expected_salary_min: Optional[float] = Field(default=None)
+    expected_salary_max: Optional[float] = Field(default=None)
+    salary_currency: str = Field(default='USD', nullable=False)
+    created_at: NaiveDatetime = Field(nullable=False)
     updated_at: Optional[NaiveDatetime] = Field(default=None, description='Last update timestamp (episode clock); null if never updated.')
 
 
@@ -70,10 +70,10 @@ class ApplicationNote(Base, table=True):
     __table_args__ = (
         CheckConstraint("note_type IS NULL OR note_type IN ('general', 'follow_up', 'reminder', 'research', 'contact')", name='ck_application_note_0'),
     )
-    note_id: str = Field(primary_key=True, description='Primary key, generated NOTE-0001 upward.')
+    note_id: str = Field(primary_key=True)
     application_id: str = Field(foreign_key='job_application.application_id', nullable=False, description='The application the note belongs to.')
-    note_content: str = Field(nullable=False, description='Content of the note.')
-    note_type: str = Field(default='general', nullable=False, description='Category of the note.')
+    note_content: str = Field(nullable=False)
+    note_type: str = Field(default='general', nullable=False)
     created_at: NaiveDatetime = Field(nullable=False, description='When the note was created (episode clock).')
 
 
@@ -83,11 +83,11 @@ class ApplicationStage(Base, table=True):
     __table_args__ = (
         CheckConstraint("stage_name IS NULL OR stage_name IN ('application_review', 'phone_screening', 'technical_interview', 'behavioral_interview', 'onsite_interview', 'final_interview', 'reference_check', 'offer_negotiation')", name='ck_application_stage_0'),
     )
-    stage_id: str = Field(primary_key=True, description='Primary key, generated STG-0001 upward.')
+    stage_id: str = Field(primary_key=True)
     application_id: str = Field(foreign_key='job_application.application_id', nullable=False, description='The application that reached the stage.')
-    stage_name: str = Field(nullable=False, description='Name of the stage.')
-    stage_date: NaiveDatetime = Field(nullable=False, description='When the stage was reached.')
-    stage_notes: Optional[str] = Field(default=None, description='Optional notes about the stage.')
+    stage_name: str = Field(nullable=False)
+    stage_date: NaiveDatetime = Field(nullable=False)
+    stage_notes: Optional[str] = Field(default=None)
 
 
 class InterviewSchedule(Base, table=True):
@@ -101,14 +101,14 @@ class InterviewSchedule(Base, table=True):
         CheckConstraint('interview_duration_minutes IS NULL OR interview_duration_minutes <= 480', name='ck_interview_schedule_4'),
         CheckConstraint("interview_status IS NULL OR interview_status IN ('scheduled', 'completed', 'cancelled')", name='ck_interview_schedule_5'),
     )
-    interview_id: str = Field(primary_key=True, description='Primary key, generated INT-0001 upward.')
+    interview_id: str = Field(primary_key=True)
     application_id: str = Field(foreign_key='job_application.application_id', nullable=False, description='The application the interview belongs to.')
-    interview_type: str = Field(nullable=False, description='Type of interview.')
-    interview_date: NaiveDatetime = Field(nullable=False, description='Scheduled start date and time.')
-    interviewer_name: Optional[str] = Field(default=None, max_length=100, description='Name of the interviewer.')
+    interview_type: str = Field(nullable=False)
+    interview_date: NaiveDatetime = Field(nullable=False)
+    interviewer_name: Optional[str] = Field(default=None, max_length=100)
     interview_location: Optional[str] = Field(default=None, max_length=200, description='Location or platform (e.g. Zoom, office address).')
-    interview_duration_minutes: int = Field(default=60, nullable=False, description='Expected duration in minutes.')
-    interview_status: str = Field(default='scheduled', nullable=False, description='Lifecycle status of the interview.')
+    interview_duration_minutes: int = Field(default=60, nullable=False)
+    interview_status: str = Field(default='scheduled', nullable=False)
     created_at: NaiveDatetime = Field(nullable=False, description='When the interview was scheduled (episode clock).')
 
 
@@ -119,10 +119,10 @@ class InterviewFeedback(Base, table=True):
         CheckConstraint('performance_rating IS NULL OR performance_rating >= 1', name='ck_interview_feedback_0'),
         CheckConstraint('performance_rating IS NULL OR performance_rating <= 5', name='ck_interview_feedback_1'),
     )
-    feedback_id: str = Field(primary_key=True, description='Primary key, generated FDB-0001 upward.')
+    feedback_id: str = Field(primary_key=True)
     interview_id: str = Field(foreign_key='interview_schedule.interview_id', unique=True, nullable=False, description='The interview the feedback is about.')
     feedback_content: str = Field(nullable=False, description='Notes about how the interview went.')
-    performance_rating: Optional[int] = Field(default=None, description='Self-assessment score 1-5.')
+    performance_rating: Optional[int] = Field(default=None)
     created_at: NaiveDatetime = Field(nullable=False, description='When the feedback was recorded (episode clock).')
 
 
@@ -135,14 +135,14 @@ class JobOffer(Base, table=True):
         CheckConstraint('signing_bonus IS NULL OR signing_bonus >= 0', name='ck_job_offer_2'),
         CheckConstraint("offer_status IS NULL OR offer_status IN ('pending', 'accepted', 'declined')", name='ck_job_offer_3'),
     )
-    offer_id: str = Field(primary_key=True, description='Primary key, generated OFR-0001 upward.')
-    application_id: str = Field(foreign_key='job_application.application_id', unique=True, nullable=False, description='The application the offer answers.')
-    base_salary: float = Field(nullable=False, description='Offered yearly base salary.')
-    salary_currency: str = Field(default='USD', nullable=False, description='Currency of the offer.')
-    signing_bonus: Optional[float] = Field(default=None, description='One-off signing bonus.')
-    start_date: Optional[date] = Field(default=None, description='Proposed start date.')
+    offer_id: str = Field(primary_key=True)
+    application_id: str = Field(foreign_key='job_application.application_id', unique=True, nullable=False)
+    base_salary: float = Field(nullable=False)
+    salary_currency: str = Field(default='USD', nullable=False)
+    signing_bonus: Optional[float] = Field(default=None)
+    start_date: Optional[date] = Field(default=None)
     response_deadline: Optional[date] = Field(default=None, description='Last day to respond to the offer.')
-    offer_status: str = Field(default='pending', nullable=False, description='Status of the offer.')
+    offer_status: str = Field(default='pending', nullable=False)
     received_date: date = Field(nullable=False, description='Date the offer was recorded (episode clock).')
     responded_at: Optional[NaiveDatetime] = Field(default=None, description='When the job seeker accepted or declined (episode clock).')
 
@@ -161,17 +161,17 @@ class UserProfile(Base, table=True):
         CheckConstraint('desired_salary_min IS NULL OR desired_salary_min >= 0', name='ck_user_profile_7'),
         CheckConstraint("salary_currency IS NULL OR salary_currency IN ('USD', 'EUR', 'GBP', 'CAD', 'AUD', 'INR', 'JPY', 'CHF', 'CNY', 'SGD')", name='ck_user_profile_8'),
     )
-    profile_id: str = Field(primary_key=True, description='Primary key, generated PRO-0001 upward.')
-    full_name: str = Field(max_length=100, nullable=False, description='Full name.')
-    email: str = Field(unique=True, max_length=200, nullable=False, description='Email address, unique across profiles.')
-    phone: Optional[str] = Field(default=None, max_length=30, description='Phone number.')
-    headline: Optional[str] = Field(default=None, max_length=200, description='Professional headline.')
-    location: Optional[str] = Field(default=None, max_length=200, description='Where the job seeker lives.')
-    years_experience: Optional[int] = Field(default=None, description='Years of professional experience.')
+    profile_id: str = Field(primary_key=True)
+    full_name: str = Field(max_length=100, nullable=False)
+    email: str = Field(unique=True, max_length=200, nullable=False)
+    phone: Optional[str] = Field(default=None, max_length=30)
+    headline: Optional[str] = Field(default=None, max_length=200)
+    location: Optional[str] = Field(default=None, max_length=200)
+    years_experience: Optional[int] = Field(default=None)
     skills: Optional[str] = Field(default=None, description='Skill names, comma and space separated, in the order given.')
-    desired_salary_min: Optional[float] = Field(default=None, description='Lowest yearly salary wanted.')
-    salary_currency: str = Field(default='USD', nullable=False, description='Currency of desired_salary_min.')
-    created_at: NaiveDatetime = Field(nullable=False, description='Creation timestamp (episode clock).')
+    desired_salary_min: Optional[float] = Field(default=None)
+    salary_currency: str = Field(default='USD', nullable=False)
+    created_at: NaiveDatetime = Field(nullable=False)
     updated_at: Optional[NaiveDatetime] = Field(default=None, description='Last update timestamp (episode clock); null if never updated.')
 
 
@@ -189,18 +189,18 @@ class JobPosting(Base, table=True):
         CheckConstraint('source IS NULL OR length(source) <= 100', name='ck_job_posting_7'),
         CheckConstraint("posting_status IS NULL OR posting_status IN ('open', 'closed')", name='ck_job_posting_8'),
     )
-    posting_id: str = Field(primary_key=True, description='Primary key, generated JOB-0001 upward.')
-    company_name: str = Field(max_length=200, nullable=False, description='Hiring company.')
-    job_title: str = Field(max_length=200, nullable=False, description='Title of the position.')
-    location: Optional[str] = Field(default=None, max_length=200, description="City or 'remote'.")
-    employment_type: str = Field(default='full_time', nullable=False, description='Kind of employment.')
+    posting_id: str = Field(primary_key=True)
+    company_name: str = Field(max_length=200, nullable=False)
+    job_title: str = Field(max_length=200, nullable=False)
+    location: Optional[str] = Field(default=None, max_length=200)
+    employment_type: str = Field(default='full_time', nullable=False)
     salary_min: Optional[float] = Field(default=None, description='Lower end of the advertised yearly salary.')
     salary_max: Optional[float] = Field(default=None, description='Upper end of the advertised yearly salary.')
-    salary_currency: str = Field(default='USD', nullable=False, description='Currency of the salary range.')
+    salary_currency: str = Field(default='USD', nullable=False)
     required_skills: Optional[str] = Field(default=None, description='Skills asked for, comma and space separated.')
-    source: Optional[str] = Field(default=None, max_length=100, description='Where the posting was found.')
-    closing_date: Optional[date] = Field(default=None, description='Last day applications are taken.')
-    posting_status: str = Field(default='open', nullable=False, description='Whether the posting takes applications.')
+    source: Optional[str] = Field(default=None, max_length=100)
+    closing_date: Optional[date] = Field(default=None)
+    posting_status: str = Field(default='open', nullable=False)
     saved_at: NaiveDatetime = Field(nullable=False, description='When the posting was saved (episode clock).')
 
 
