@@ -21,7 +21,7 @@ from agents.prompts import MUTATION_SYSTEM
 from agents.test_format import TestCase, expand
 from domains.spec import DomainSpec, State, ToolSchema
 from verification.guard import parse
-from verification.mutation import Mutant, mutants, run_mutant, unreachable_rejections
+from verification.mutation import Mutant, mutants, reference, run_mutant, unreachable_rejections
 from verification.sandbox import Sandbox
 
 PER_REQUEST = 6
@@ -47,8 +47,9 @@ def _diff(original: str, mutant: Mutant) -> str:
 
 
 def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str, fixture: State,
-           cases: list[TestCase], rounds: int = 2) -> tuple[list[TestCase], dict]:
-    """The tool's cases after the gate, and what report.json keeps of it."""
+           cases: list[TestCase], rounds: int = 2, verified: list[dict] | None = None) -> tuple[list[TestCase], dict]:
+    """The tool's cases after the gate, and what report.json keeps of it. `verified`: the code's
+    verdicts on its cases, when the caller has them (else the cases are run once more)."""
     def runnable(current: list[TestCase]) -> list[dict]:
         tests = [t.model_dump(mode="json") for t in expand(fixture, current, spec.db)]
         skip = set(unreachable_rejections(spec, tool.name, tests))
@@ -56,8 +57,9 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
 
     found = mutants(code)
     tests = runnable(cases)
+    signatures = reference(verified if verified is not None else box.run_source(tool.name, code, tests))
     for mutant in found:
-        run_mutant(box, tool.name, mutant, tests)
+        run_mutant(box, tool.name, mutant, tests, signatures)
     first_score = _score(found, {})
     equivalent: dict[int, str] = {}
     added, refused = [], []
@@ -92,6 +94,7 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
                                                   for t in expand(fixture, answer.cases, spec.db)])
         if isinstance(results, str):
             raise RuntimeError(f"tool {tool.name} no longer loads in the sandbox: {results}")
+        signatures.update(reference(results))
         for case, result in zip(answer.cases, results):
             (added if result["passed"] else refused).append(case.name)
             if result["passed"]:
@@ -101,7 +104,7 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
         new = [t for t in runnable(cases) if t["name"] in set(added)]
         for mutant in found:
             if mutant.status == "survived" and new:
-                run_mutant(box, tool.name, mutant, new)
+                run_mutant(box, tool.name, mutant, new, signatures)
     for i in list(equivalent):  # a mutant a case killed after all is not equivalent
         if found[i - 1].status != "survived":
             del equivalent[i]

@@ -166,7 +166,7 @@ class Run:
                         t = time.perf_counter()
                         try:
                             cases, record["mutation"] = harden(self.llm, box, spec, tool, code, fixture, cases,
-                                                               self.mutation_rounds)
+                                                               self.mutation_rounds, verified=results)
                         except MissingStep:
                             raise
                         except LLMError as error:  # the tool stays verified by the tests it has

@@ -141,3 +141,32 @@ def test_blind_spots_are_unreachable_rejections_and_tables_written_without_bysta
     blind = blind_spots(spec, {"delete_job_application": [delete("only_its_own_rows", [note])]})
     assert blind["tools"]["delete_job_application"]["tables_written_without_bystanders"] == {
         "application_note": ["only_its_own_rows"]}
+
+
+def test_a_mutants_tests_stop_at_its_first_failure_with_the_verdicts_a_full_run_gives(tmp_path, tests_of_add_book):
+    from verification.mutation import Mutant, reference, run_mutant
+    from verification.procedural import tool_sources
+    from verification.sandbox import Sandbox
+
+    domain = _domain(tmp_path, tests_of_add_book)
+    source = tool_sources(domain)["add_book"]
+    tests = [t for t in tests_of_add_book if t["name"] != "pages_as_text"]
+    with Sandbox((domain / "db.py").read_text()) as box:
+        signatures = reference(box.run_source("add_book", source, tests))
+        assert set(signatures) == {t["name"] for t in tests}  # the verified code passes them all
+        for mutant in mutants(source):
+            full = box.run_source("add_book", mutant.source, tests)
+            stop = [signatures[t["name"]] for t in tests]
+            short = box.run_source("add_book", mutant.source, tests, stop)
+            if isinstance(full, str):
+                assert short == full
+                continue
+            failed = [i for i, v in enumerate(full) if not v["passed"]]
+            assert short == (full[:failed[0] + 1] if failed else full)
+            alone, fast = Mutant(**mutant.model_dump()), Mutant(**mutant.model_dump())
+            run_mutant(box, "add_book", alone, tests)
+            run_mutant(box, "add_book", fast, tests, signatures)
+            assert (fast.status, fast.killed_by) == (alone.status, alone.killed_by)
+        # a worker told to stop at once on a passing test is not believed: every test runs again
+        assert box.run_source("add_book", source, tests, ["0" * 64] * len(tests)) == box.run_source(
+            "add_book", source, tests)

@@ -38,6 +38,7 @@ from mcp_servers.schemas import ArgumentError, ArgumentValidator
 from verification.guard import parse
 from verification.procedural import tool_names, tool_sources
 from verification.sandbox import Sandbox
+from verification.verdict import signature
 
 OPERATORS = ("flip_comparison", "move_boundary", "change_constant", "negate_condition", "remove_write",
              "remove_raise", "drop_value")
@@ -200,8 +201,17 @@ def _placement(domain_dir: Path, tool: str, source: str) -> tuple[int, int]:
     return marker + 1 - first, first
 
 
-def run_mutant(box: Sandbox, tool: str, mutant: Mutant, tests: list[dict]) -> None:
-    results = box.run_source(tool, mutant.source, tests)
+def reference(verdicts: list[dict] | str) -> dict[str, str]:
+    """Signatures of the verified code's passing verdicts, by test name: a mutant's tests stop at
+    the first whose outcome differs from the code's (run_mutant)."""
+    return {} if isinstance(verdicts, str) else {v["name"]: signature(v) for v in verdicts if v["passed"]}
+
+
+def run_mutant(box: Sandbox, tool: str, mutant: Mutant, tests: list[dict], signatures: dict[str, str] | None = None) -> None:
+    """Killed at the first test that fails, survived when all pass, invalid when it does not load.
+    With the verified code's `signatures` (reference()), the tests after the first failure are not run."""
+    stop = [signatures.get(t["name"]) for t in tests] if signatures else None
+    results = box.run_source(tool, mutant.source, tests, stop)
     if isinstance(results, str):
         mutant.status = "invalid"
     else:
@@ -225,9 +235,11 @@ def mutation_report(domain_dir: Path, tool: str, workers: int = 1, sandboxes: li
     own = sandboxes is None
     boxes = sandboxes or [Sandbox((domain_dir / "db.py").read_text()) for _ in range(max(1, workers))]
     try:
+        signatures = reference(boxes[0].run_source(tool, source, runnable))
+
         def lane(k: int) -> None:
             for mutant in found[k::len(boxes)]:
-                run_mutant(boxes[k], tool, mutant, runnable)
+                run_mutant(boxes[k], tool, mutant, runnable, signatures)
 
         with ThreadPoolExecutor(len(boxes)) as pool:
             list(pool.map(lane, range(len(boxes))))

@@ -163,17 +163,26 @@ class Sandbox:
         outcome = self.run_source(tool, self.sources[tool], tests)
         return [_failed(t, outcome) for t in tests] if isinstance(outcome, str) else outcome
 
-    def run_source(self, tool: str, source: str, tests: list[dict]) -> list[dict] | str:
+    def run_source(self, tool: str, source: str, tests: list[dict],
+                   stop_unless: list[str | None] | None = None) -> list[dict] | str:
         """Tests of `source` as the tool (a mutant, say) without recording it: each test's verdict,
-        or why the code was refused before any test ran."""
+        or why the code was refused before any test ran.
+
+        `stop_unless` (a verdict.signature per test, or None) lets the worker stop at the first
+        outcome whose signature differs: the verdicts then end at the first failed test, which is
+        the first test that fails when all run. Every verdict is still decided here; a worker that
+        stops with no failed test is not believed, and the tests run again in full."""
         try:
             check_source(source)
         except UnsafeCode as error:
             return f"refused by the sandbox: {error}"
         budget = self.timeout * len(tests) + 5
+        message = {"op": "run", "tool": tool, "source": source, "tests": [inputs(t) for t in tests],
+                   "timeout": self.timeout}
+        if stop_unless is not None:
+            message["stop_unless"] = list(stop_unless)
         try:
-            reply = self.request({"op": "run", "tool": tool, "source": source,
-                                  "tests": [inputs(t) for t in tests], "timeout": self.timeout}, budget)
+            reply = self.request(message, budget)
         except SandboxError as error:
             return [_failed(t, f"the sandbox worker was killed: {error}".strip()) for t in tests]
         if reply.get("refused"):
@@ -181,9 +190,13 @@ class Sandbox:
         if not reply.get("ok"):
             return [_failed(t, str(reply.get("error"))) for t in tests]
         outcomes = reply.get("outcomes")
-        if not isinstance(outcomes, list) or len(outcomes) != len(tests):
+        stopped = stop_unless is not None and isinstance(outcomes, list) and 0 < len(outcomes) < len(tests)
+        if not isinstance(outcomes, list) or (len(outcomes) != len(tests) and not stopped):
             return [_failed(t, "the sandbox worker sent a malformed reply") for t in tests]
-        return [judge(test, outcome) for test, outcome in zip(tests, outcomes)]
+        verdicts = [judge(test, outcome) for test, outcome in zip(tests, outcomes)]
+        if stopped and all(v["passed"] for v in verdicts):
+            return self.run_source(tool, source, tests)
+        return verdicts
 
 
 def _failed(test: dict, reason: str) -> dict:

@@ -8,6 +8,7 @@ it could have produced anyway: it never learns the expected ones.
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 INPUTS = ("name", "kind", "initial_state", "arguments", "now")
@@ -16,6 +17,21 @@ INPUTS = ("name", "kind", "initial_state", "arguments", "now")
 def inputs(test: dict) -> dict:
     """What the worker may see of a test."""
     return {key: test[key] for key in INPUTS if key in test}
+
+
+def signature(outcome: dict) -> str:
+    """What a test's verdict depends on, hashed: the error's type, else the return value, and the
+    state changes; a setup error is one of its own. Of two well-formed outcomes of one test with
+    equal signatures, both pass or both fail. Computed here from a passing verdict of the verified code and in
+    the worker from a mutant's raw outcome, so a mutant's tests can stop at the first that
+    differs (mutation.run_mutant); the worker learns hashes of outcomes, never a test's expectations."""
+    if "setup_error" in outcome:
+        key = ["setup_error"]
+    else:
+        error = outcome.get("error")
+        key = [error.get("type") if isinstance(error, dict) else error,
+               None if error else outcome.get("returned"), outcome.get("changes")]
+    return hashlib.sha256(json.dumps(_normal(key), sort_keys=True).encode()).hexdigest()
 
 
 def _normal(value):

@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the 
 import guard  # noqa: E402
 import lockdown  # noqa: E402
 import protocol  # noqa: E402
+import verdict  # noqa: E402
 
 _PROTO_OUT = os.fdopen(os.dup(1), "wb")
 os.dup2(2, 1)  # whatever the tool prints goes to the log, never into the protocol
@@ -102,6 +103,8 @@ class Worker:
         self.db: types.ModuleType | None = None
         self.template: bytes = b""
         self.tools: dict[str, object] = {}
+        # a fork's loaded test states: (initial_state, now) -> (database image, state dump) or setup error
+        self.loaded: dict[str, tuple[bytes, dict] | str] = {}
 
     # -- setup ---------------------------------------------------------------------------
     def init(self, msg: dict) -> dict:
@@ -139,9 +142,9 @@ class Worker:
         return {"ok": True}
 
     # -- databases -----------------------------------------------------------------------
-    def fresh_session(self, now: str | None):
+    def fresh_session(self, now: str | None, image: bytes | None = None):
         conn = connect()
-        conn.deserialize(self.template)
+        conn.deserialize(image or self.template)
         conn.execute("PRAGMA foreign_keys=ON")
         self.pool.current = conn
         session = Session(self.engine)
@@ -183,11 +186,19 @@ class Worker:
         return self.run_tests(msg) if defined["ok"] else {**defined, "refused": True}
 
     def run_tests(self, msg: dict) -> dict:
-        """Each test's raw outcome; the parent judges them."""
+        """Each test's raw outcome, in order; the parent judges them. With `stop_unless` (a
+        verdict.signature per test, or None), the tests stop after the first outcome whose
+        signature differs: the outcomes so far come back, a prefix of what all would be."""
         tool = msg["tool"]
         if tool not in self.tools:
             return {"ok": False, "error": f"tool {tool!r} is not defined"}
-        return {"ok": True, "outcomes": [self._run_test(tool, test, msg.get("timeout", 2.0)) for test in msg["tests"]]}
+        stop_unless = msg.get("stop_unless") or [None] * len(msg["tests"])
+        outcomes = []
+        for test, expected in zip(msg["tests"], stop_unless):
+            outcomes.append(self._run_test(tool, test, msg.get("timeout", 2.0)))
+            if expected is not None and _signature(outcomes[-1]) != expected:
+                break
+        return {"ok": True, "outcomes": outcomes}
 
     def integrity(self, msg: dict) -> dict:
         """Load each case's state; report whether the DB layer accepted it."""
@@ -205,21 +216,43 @@ class Worker:
                 conn.close()
         return {"ok": True, "results": results}
 
-    def _run_test(self, tool: str, test: dict, timeout: float) -> dict:
-        session, conn = self.fresh_session(test.get("now"))
-        try:
+    def _load(self, state: dict, now: str | None) -> tuple[bytes, dict] | str:
+        """A test's initial state loaded once per fork: the database image and its dump, or why
+        it does not load; the tests that share a state start from copies of that image."""
+        key = json.dumps([state, now], sort_keys=True)
+        if key not in self.loaded:
+            session, conn = self.fresh_session(now)
             try:
-                self.db.load_state(session, test.get("initial_state", {}))
+                self.db.load_state(session, state)
                 session.commit()
+                self.loaded[key] = (conn.serialize(), self.db.dump_state(session))
             except Exception as error:
-                return {"setup_error": f"{type(error).__name__}: {error}"}
-            before = self.db.dump_state(session)
+                self.loaded[key] = f"{type(error).__name__}: {error}"
+            finally:
+                session.close()
+                conn.close()
+        return self.loaded[key]
+
+    def _run_test(self, tool: str, test: dict, timeout: float) -> dict:
+        loaded = self._load(test.get("initial_state", {}), test.get("now"))
+        if isinstance(loaded, str):
+            return {"setup_error": loaded}
+        image, before = loaded
+        session, conn = self.fresh_session(test.get("now"), image)
+        try:
             result, error = self.call(session, conn, tool, test.get("arguments", {}), timeout)
             after = self.db.dump_state(session)
             return {"returned": result, "error": error, "changes": diff_states(before, after, self.db.PRIMARY_KEY)}
         finally:
             session.close()
             conn.close()
+
+
+def _signature(outcome: dict) -> str | None:
+    try:
+        return verdict.signature(outcome)
+    except (TypeError, ValueError, RecursionError):  # a return value JSON cannot sort: stop, the parent judges
+        return None
 
 
 def _normal(value):
