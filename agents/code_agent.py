@@ -15,7 +15,7 @@ from domains.spec import DomainSpec, ToolSchema
 def write_tool(llm: LLM, spec: DomainSpec, tool: ToolSchema, db_source: str) -> str:
     # Only the classes of the tables the tool touches: the helpers are in the conventions.
     prompt = (
-        f"Implement the tool `{tool.name}`.\n\nTool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True), indent=1)}"
+        f"Implement the tool `{tool.name}`.\n\nTool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}"
         f"\n\nThe db module's classes for the tables it uses:\n{module_view(db_source, spec.tables_of(tool.name))}"
     )
     policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)

@@ -11,9 +11,8 @@ from domains.spec import DBSchema, Table, ToolSchema
 
 
 def design_database(llm: LLM, domain: str, tools: list[ToolSchema]) -> tuple[DBSchema, dict[str, list[str]]]:
-    prompt = f"Domain: {domain}\n\nTool schemas:\n" + json.dumps(
-        [t.model_dump(exclude_defaults=True) for t in tools], indent=1
-    )
+    prompt = f"Domain: {domain}\n\nTool schemas, one per line:\n" + "\n".join(
+        json.dumps(t.model_dump(exclude_defaults=True)) for t in tools)
     names = [t.name for t in tools]
     # consolidating checks the cross-references (foreign keys, tables that exist): a slip in
     # them is answered with the error as a re-ask, not a traceback

@@ -7,7 +7,7 @@ import json
 from agents.answers import DebugFix
 from agents.llm import LLM, StepKey
 from agents.prompts import DEBUG_SYSTEM
-from agents.test_format import TestCase, expand
+from agents.test_format import TestCase, describe_state, expand
 from domains.db_layer import module_view
 from domains.spec import DomainSpec, State, ToolSchema
 
@@ -23,10 +23,11 @@ def apply_fix(fix: DebugFix, fixture: State, cases: list[TestCase]) -> tuple[Sta
 def propose_fix(llm: LLM, spec: DomainSpec, tool: ToolSchema, db_source: str, code: str, fixture: State,
                 cases: list[TestCase], report: str, attempt: int) -> DebugFix:
     prompt = (
-        f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True), indent=1)}\n\n"
+        f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}\n\n"
         f"The db module's classes for its tables:\n{module_view(db_source, spec.tables_of(tool.name))}\n\n"
-        f"Code:\n{code}\n\nFixture:\n{json.dumps(fixture, indent=1)}\n\n"
-        f"Cases:\n{json.dumps([c.model_dump(exclude_defaults=True) for c in cases], indent=1)}\n\nFailures:\n{report}"
+        f"Code:\n{code}\n\nFixture:\n{describe_state(fixture)}\n\nCases, one per line:\n"
+        + "\n".join(json.dumps(c.model_dump(exclude_defaults=True), ensure_ascii=False) for c in cases)
+        + f"\n\nFailures:\n{report}"
     )
 
     def fits(answer: DebugFix) -> None:

@@ -439,7 +439,7 @@ class LLM:
         a cut-off answer raises AnswerTruncated instead: the caller asks for less per request."""
         messages = [
             {"role": "system", "content": system + "\n\nAnswer with one JSON object matching this JSON schema:\n"
-             + json.dumps(schema.model_json_schema(), sort_keys=True)},
+             + json.dumps(_untitled(schema.model_json_schema()), sort_keys=True, separators=(",", ":"))},
             {"role": "user", "content": prompt},
         ]
         for turn in range(self.max_reasks + 1):
@@ -466,6 +466,17 @@ class LLM:
                 {"role": "user", "content": f"That answer was not valid:\n{problem}\nReply again with the corrected JSON object only."},
             ]
         raise LLMError(f"{key}: no valid answer after {self.max_reasks + 1} tries")
+
+
+def _untitled(schema: object) -> object:
+    """A JSON schema without pydantic's generated titles (the property names already say them), for
+    the prompt; the provider still gets the schema as it is. Values (defaults, enums) are kept whole."""
+    if isinstance(schema, dict):
+        return {k: v if k in ("default", "const", "enum", "examples") else _untitled(v)
+                for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [_untitled(v) for v in schema]
+    return schema
 
 
 def _seconds(name: str, default: float) -> float:

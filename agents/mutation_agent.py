@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.llm import LLM, StepKey
 from agents.prompts import MUTATION_SYSTEM
-from agents.test_format import TestCase, expand
+from agents.test_format import TestCase, describe_state, expand
 from domains.spec import DomainSpec, State, ToolSchema
 from verification.guard import parse
 from verification.mutation import Mutant, mutants, reference, run_mutant, unreachable_rejections
@@ -72,7 +72,7 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
                               f"{_diff(normal, found[i - 1])}" for i in open_)
         prompt = (
             f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}\n\nCode:\n{normal}\n\n"
-            f"Fixture:\n{json.dumps(fixture)}\n\nCases so far:\n"
+            f"Fixture:\n{describe_state(fixture)}\n\nCases so far:\n"
             + "\n".join(f"- {c.name} ({c.kind}): {json.dumps(c.arguments, sort_keys=True)}" for c in cases)
             + f"\n\nThese changes to the code pass every case:\n\n{listing}"
         )

@@ -12,7 +12,7 @@ import json
 from agents.answers import TestPage
 from agents.llm import LLM, AnswerTruncated, LLMError, StepKey
 from agents.prompts import TESTS_SYSTEM
-from agents.test_format import TestCase, expand
+from agents.test_format import TestCase, describe_state, expand
 from domains.policy import prompt_section
 from domains.spec import DBSchema, DomainSpec, State, ToolSchema
 
@@ -79,7 +79,7 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
         else:
             written = "\n".join(f"- {c.name} ({c.kind}): {json.dumps(c.arguments, sort_keys=True)}" for c in cases)
             missing = sorted({"success", "rejection"} - {c.kind for c in cases})
-            ask = (f"The fixture (leave it out of this answer):\n{json.dumps(fixture)}\n\nCases written so far:\n"
+            ask = (f"The fixture (leave it out of this answer):\n{describe_state(fixture)}\n\nCases written so far:\n"
                    f"{written}\n\nWrite at most {limit} more cases, not repeating these"
                    + (f"; the tests still need a {' and a '.join(missing)} case." if missing else "."))
 

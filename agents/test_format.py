@@ -2,7 +2,9 @@
 
 A tool's tests share one fixture (a DB state); each case states only how its initial state
 differs from the fixture, in the same shape as an expected state change (rows inserted,
-columns updated per primary key, keys deleted). Expanded, every case is a full `ToolTest`,
+columns updated per primary key, keys deleted). A row a setup inserts may copy a row of the
+same table, of the fixture or inserted before it (`{"like": <its primary key>, ...the columns
+that differ}`), so a long row is written once, not once per case. Expanded, every case is a full `ToolTest`,
 which is what the sandbox runs and `tests/<tool>.json` stores. A model writes a state once
 per tool instead of once per case, which keeps each answer short.
 """
@@ -69,6 +71,49 @@ def apply_changes(state: State, changes: Changes, pks: dict[str, str]) -> State:
     return out
 
 
+LIKE = "like"  # in a setup's inserted row: the primary key of the row it copies
+
+
+def resolve_like(fixture: State, setup: Changes, schema: DBSchema) -> Changes:
+    """`setup` with every inserted row that names `like` replaced by the row of that key (same
+    table) of the fixture or inserted before it in this setup, its own columns overriding the
+    copied ones."""
+    pks = primary_keys(schema)
+    columns = {t.name: {c.name for c in t.columns} for t in schema.tables}
+    out: Changes = {}
+    for table, change in setup.items():
+        if table not in pks or LIKE in columns[table] or not any(LIKE in row for row in change.inserted):
+            out[table] = change
+            continue
+        pk = pks[table]
+        own = {row[pk]: row for row in fixture.get(table, []) if isinstance(row.get(pk), str)}
+        rows = []
+        for row in change.inserted:
+            if LIKE not in row:
+                rows.append(row)
+                if isinstance(row.get(pk), str):
+                    own[row[pk]] = row
+                continue
+            key = row[LIKE]
+            if not isinstance(key, str):
+                raise ValueError(f"setup inserts a {table} row with `like` {key!r}: `like` takes the primary key "
+                                 f"(a string) of the fixture row to copy")
+            if key not in own:
+                have = ", ".join(repr(k) for k in own) or "none"
+                raise ValueError(f"setup inserts a {table} row like {key!r}, but neither the fixture nor this setup "
+                                 f"before it has a {table} row {key!r} (their {table} keys: {have}); `like` names the "
+                                 f"primary key of a fixture row of the same table or of a row inserted before it")
+            copied = {**own[key], **{c: v for c, v in row.items() if c != LIKE}}
+            if copied.get(pk) == key and key not in change.deleted:
+                raise ValueError(f"setup inserts a {table} row like {key!r} without its own {pk}: give the new "
+                                 f"row's {pk} beside `like`")
+            rows.append(copied)
+            if isinstance(copied.get(pk), str):
+                own[copied[pk]] = copied  # a later row may copy this one
+        out[table] = change.model_copy(update={"inserted": rows})
+    return out
+
+
 def diff_states(before: State, after: State, pks: dict[str, str]) -> Changes:
     """The changes that turn `before` into `after` (inverse of apply_changes, up to row order
     and null columns left out)."""
@@ -100,7 +145,11 @@ def expand(fixture: State, cases: list[TestCase], schema: DBSchema) -> list[Tool
         if case.now:
             fields["now"] = case.now
         try:
-            state = apply_changes(fixture, case.setup, pks)
+            for table, change in case.expect_changes.items():
+                if any(LIKE in row for row in change.inserted) and LIKE not in _columns(schema, table):
+                    raise ValueError(f"expect_changes inserts a {table} row with `like`: `like` copies fixture "
+                                     f"rows in setup only; give the full inserted row")
+            state = apply_changes(fixture, resolve_like(fixture, case.setup, schema), pks)
             for table, rows in state.items():
                 for row in rows:
                     for column in nullable[table]:
@@ -109,6 +158,23 @@ def expand(fixture: State, cases: list[TestCase], schema: DBSchema) -> list[Tool
         except ValueError as error:
             raise ValueError(f"case {case.name!r}: {error}") from None
     return tests
+
+
+def describe_state(state: State) -> str:
+    """A state for a prompt: per table its columns once, then a row per line as a JSON array of
+    values in that order (null where a row leaves a column out), shorter than rows as objects."""
+    lines = []
+    for table, rows in state.items():
+        columns: list[str] = []
+        for row in rows:
+            columns += [c for c in row if c not in columns]
+        lines.append(f"{table}, one row per line, values in the order [{', '.join(columns)}]:")
+        lines += [json.dumps([row.get(c) for c in columns], ensure_ascii=False) for row in rows]
+    return "\n".join(lines)
+
+
+def _columns(schema: DBSchema, table: str) -> set[str]:
+    return next(({c.name for c in t.columns} for t in schema.tables if t.name == table), set())
 
 
 def _size(value: object) -> int:

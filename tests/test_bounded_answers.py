@@ -144,3 +144,62 @@ def test_a_debug_fix_patches_only_the_cases_it_names():
     fixture, patched = apply_fix(fix, {"book": []}, cases)
     assert fixture == {"book": []}
     assert [(c.name, c.expect_error) for c in patched] == [("a", None), ("b", "InvalidInput"), ("c", "Conflict")]
+
+
+_BOOK = {"book_id": "BK-0001", "title": "Dune", "author": "Frank Herbert", "pages": 412, "status": "unread",
+         "added_at": "2025-01-01T00:00:00"}
+
+
+def _expand_one(setup: dict, **fields):
+    db = DBSchema.model_validate({"tables": DATABASE["tables"]})
+    case = TestCase(name="x", kind="rejection", setup=setup, expect_error="Conflict", **fields)
+    return expand({"book": [dict(_BOOK)]}, [case], db)[0]
+
+
+def test_a_setup_row_like_a_fixture_row_is_that_row_with_its_own_columns():
+    test = _expand_one({"book": {"inserted": [
+        {"like": "BK-0001", "book_id": "BK-0002", "status": "read", "pages": None},
+        {"like": "BK-0002", "book_id": "BK-0003", "title": "Children of Dune"}]}})
+    assert test.initial_state["book"] == [
+        _BOOK,
+        {**_BOOK, "book_id": "BK-0002", "status": "read", "pages": None},
+        {**_BOOK, "book_id": "BK-0003", "status": "read", "pages": None, "title": "Children of Dune"}]
+
+
+def test_a_like_that_names_no_row_is_refused_with_the_keys_there_are():
+    with pytest.raises(ValueError, match=r"case 'x': .*like 'BK-0009'.*has a book row 'BK-0009' \(their book keys: "
+                                         r"'BK-0001'\)"):
+        _expand_one({"book": {"inserted": [{"like": "BK-0009", "book_id": "BK-0002"}]}})
+    with pytest.raises(ValueError, match="inserted before it"):  # a row inserted after it does not count
+        _expand_one({"book": {"inserted": [{"like": "BK-0003", "book_id": "BK-0002"},
+                                           {"like": "BK-0001", "book_id": "BK-0003"}]}})
+    with pytest.raises(ValueError, match="takes the primary key"):
+        _expand_one({"book": {"inserted": [{"like": {"book_id": "BK-0001"}, "book_id": "BK-0002"}]}})
+
+
+def test_a_like_row_must_give_its_own_key_and_like_is_for_setup_only():
+    with pytest.raises(ValueError, match="without its own book_id"):
+        _expand_one({"book": {"inserted": [{"like": "BK-0001", "status": "read"}]}})
+    with pytest.raises(ValueError, match="setup only"):
+        _expand_one({}, expect_changes={"book": {"inserted": [{"like": "BK-0001", "book_id": "BK-0002"}]}})
+
+
+def test_a_bad_like_in_a_test_answer_is_re_asked_with_the_error(tmp_path):
+    spec = DomainSpec.model_validate({
+        "name": "reading_list", "description": "A reading list.", "tools": TOOLS, "db": {"tables": DATABASE["tables"]},
+        "tool_tables": DATABASE["tool_tables"]})
+    tool = spec.tool("mark_read")
+    bad = {"fixture": {"book": [_BOOK]}, "done": True, "cases": [
+        {"name": "already_read", "kind": "rejection", "arguments": {"book_id": "BK-0002"}, "expect_error": "Conflict",
+         "setup": {"book": {"inserted": [{"like": "BK-0007", "book_id": "BK-0002", "status": "read"}]}}},
+        {"name": "marks_read", "kind": "success", "arguments": {"book_id": "BK-0001"},
+         "expect_return": {"book_id": "BK-0001", "status": "read"},
+         "expect_changes": {"book": {"updated": {"BK-0001": {"status": "read"}}}}}]}
+    good = json.loads(json.dumps(bad))
+    good["cases"][0]["setup"]["book"]["inserted"][0]["like"] = "BK-0001"
+    backend = CutOff({"tests/mark_read/0": bad, "tests/mark_read/0#1": good}, cut=set())
+    fixture, cases = write_tests(LLM(backend, Transcript(tmp_path / "t.jsonl")), spec, tool)
+    assert [name for name, _ in backend.asked] == ["tests/mark_read/0", "tests/mark_read/0#1"]
+    assert "has a book row 'BK-0007'" in backend.asked[1][1]
+    state = expand(fixture, cases, spec.db)[0].initial_state
+    assert state["book"][1] == {**_BOOK, "book_id": "BK-0002", "status": "read"}
