@@ -439,7 +439,7 @@ class LLM:
         a cut-off answer raises AnswerTruncated instead: the caller asks for less per request."""
         messages = [
             {"role": "system", "content": system + "\n\nAnswer with one JSON object matching this JSON schema:\n"
-             + json.dumps(_untitled(schema.model_json_schema()), sort_keys=True, separators=(",", ":"))},
+             + schema_text(schema)},
             {"role": "user", "content": prompt},
         ]
         for turn in range(self.max_reasks + 1):
@@ -466,6 +466,11 @@ class LLM:
                 {"role": "user", "content": f"That answer was not valid:\n{problem}\nReply again with the corrected JSON object only."},
             ]
         raise LLMError(f"{key}: no valid answer after {self.max_reasks + 1} tries")
+
+
+def schema_text(schema: type[BaseModel]) -> str:
+    """An answer schema as the system prompt shows it: compact JSON without pydantic's titles."""
+    return json.dumps(_untitled(schema.model_json_schema()), sort_keys=True, separators=(",", ":"))
 
 
 def _untitled(schema: object) -> object:

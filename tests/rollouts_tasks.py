@@ -13,6 +13,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOMAIN = ROOT / "domains" / "job_seeking"
 
+
+def _pending_offer(company: str) -> str:
+    """The sample state's pending offer from `company` (its key follows how the sample state was merged)."""
+    state = json.loads((DOMAIN / "sample_state.json").read_text())
+    applications = {a["application_id"] for a in state["job_application"] if a["company_name"] == company}
+    return next(o["offer_id"] for o in state["job_offer"]
+                if o["application_id"] in applications and o["offer_status"] == "pending")
+
+
 TASKS = {
     "withdraw_figma_infra": {
         "instruction": "You are Maya Chen. You want to withdraw your application for the Software Engineer, "
@@ -23,7 +32,7 @@ TASKS = {
     "decline_cloudflare_offer": {
         "instruction": "You are Maya Chen. Decline the offer you received from Cloudflare.",
         "user_profile": {"name": "Maya Chen"},
-        "reference_solution": [{"tool": "respond_to_offer", "arguments": {"offer_id": "OFR-0001", "decision": "decline"}}],
+        "reference_solution": [{"tool": "respond_to_offer", "arguments": {"offer_id": _pending_offer("Cloudflare"), "decision": "decline"}}],
     },
     "shopify_follow_up": {
         "instruction": "You are Maya Chen. For your Shopify Platform Engineer application: add a follow-up note "

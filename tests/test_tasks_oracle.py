@@ -12,12 +12,14 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from agents.llm import LLM, LiteLLMBackend, Transcript
+from agents.llm import LLM, LiteLLMBackend, Transcript, schema_text
 from domains.spec import DomainSpec
 from graph.model import from_json
 from mcp_servers.runtime import Environment
+from rollouts.agents import ModelTurn
 from tasks.build import Stage, build_task
 from tasks.oracle import LLMOracle, chain_in, oracle_for
+from tasks.prompts import ChainProgram, Gate, InitialState, Instruction, Policies
 from tests.model_endpoint import ModelEndpoint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,8 +42,12 @@ DECLINE = ('offer = [o for o in call("list_job_offers", offer_status="pending")[
            'call("respond_to_offer", offer_id=offer["offer_id"], decision="decline")\n')
 # What remains after the seed chain list_job_offers -> respond_to_offer holds a chain:
 # list_upcoming_interviews -> get_interview_details.
-D = {"add_interview_feedback", "archive_old_applications", "cancel_interview", "complete_interview",
-     "get_interview_details", "get_upcoming_deadlines", "list_upcoming_interviews", "search_apps_by_keyword"}
+D = {"add_interview_feedback", "apply_to_job_posting", "archive_old_applications", "calculate_application_success_rate",
+     "calculate_interview_preparation_time", "cancel_interview", "close_job_posting", "complete_interview",
+     "create_user_profile", "generate_follow_up_reminder", "get_interview_details", "get_job_posting",
+     "get_upcoming_deadlines", "get_user_profile", "list_applications_needing_follow_up", "list_upcoming_interviews",
+     "match_job_postings_to_profile", "save_job_posting", "search_apps_by_keyword", "search_job_postings",
+     "update_user_profile"}
 
 
 def turn(tool: str | None = None, content: str = "", **arguments) -> dict:
@@ -62,6 +68,11 @@ def oracle_turn(attempt: int, conversation: list[dict], succeeding: set[int]) ->
     if done == 0:
         return turn("get_interview_details", interview_id="INT-9999") if attempt % 2 else turn("get_upcoming_deadlines")
     return turn(content="I found no chain.")
+
+
+def asks_for(system: str, schema) -> bool:
+    """Whether a request's system prompt asks for an answer of `schema` (it ends with the schema)."""
+    return system.endswith(schema_text(schema))
 
 
 class ScriptedModel(ModelEndpoint):
@@ -85,26 +96,26 @@ class ScriptedModel(ModelEndpoint):
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 
     def answer(self, system: str, prompt: str) -> dict:
-        if '"title": "ModelTurn"' in system:
+        if asks_for(system, ModelTurn):
             conversation = json.loads(prompt.split("\n", 1)[1].rsplit("\n\nYour next turn:", 1)[0])
             attempt = int(re.search(r"Attempt (\d+) of", conversation[0]["content"]).group(1)) - 1
             return oracle_turn(attempt, conversation, self.succeeding)
-        if '"title": "Gate"' in system:
+        if asks_for(system, Gate):
             g = float(re.search(r"Feasibility g\(D\) = ([0-9.]+)", prompt).group(1))
             return {"p": g, "reason": "as feasible as the oracle found it"}
-        if '"title": "ChainProgram"' in system:
+        if asks_for(system, ChainProgram):
             return {"goal": "decline the Lumen offer", "code": DECLINE}
-        if '"title": "InitialState"' in system:
+        if asks_for(system, InitialState):
             return {"rows": STATE}
-        if '"title": "Instruction"' in system:
+        if asks_for(system, Instruction):
             return {"draft": "Decline my pending offer from Lumen.", "instruction": "Please decline the Lumen offer.",
                     "user_profile": {"name": "Ana Ruiz", "known_info": ["Lumen", "Data Engineer"]}}
-        if '"title": "Policies"' in system:
+        if asks_for(system, Policies):
             return {"policies": {}}
         raise AssertionError(f"unexpected request: {system[:200]}")
 
     def oracle_requests(self) -> list[dict]:
-        return [r for r in self.requests if '"title": "ModelTurn"' in r["messages"][0]["content"]]
+        return [r for r in self.requests if asks_for(r["messages"][0]["content"], ModelTurn)]
 
 
 @pytest.fixture(scope="module")
