@@ -31,10 +31,10 @@ def signature(outcome: dict) -> str:
         error = outcome.get("error")
         key = [error.get("type") if isinstance(error, dict) else error,
                None if error else outcome.get("returned"), outcome.get("changes")]
-    return hashlib.sha256(json.dumps(_normal(key), sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(normal(key), sort_keys=True).encode()).hexdigest()
 
 
-def _normal(value):
+def normal(value):
     """JSON round trip, so tuples equal lists and keys are strings."""
     return json.loads(json.dumps(value, sort_keys=True))
 
@@ -46,7 +46,7 @@ def normal_changes(changes: dict) -> dict:
                  "deleted": sorted(change.get("deleted", []))}
         if entry["inserted"] or entry["updated"] or entry["deleted"]:
             out[table] = entry
-    return _normal(out)
+    return normal(out)
 
 
 def _well_formed(outcome) -> bool:
@@ -76,7 +76,7 @@ def judge(test: dict, outcome) -> dict:
         if error:
             problems.append(f"unexpected {error['type']}: {error['message']}")
         else:
-            if _normal(result) != _normal(test.get("expect_return")):
+            if normal(result) != normal(test.get("expect_return")):
                 problems.append(
                     f"return value differs:\n  expected {json.dumps(test.get('expect_return'), sort_keys=True)}"
                     f"\n  actual   {json.dumps(result, sort_keys=True)}")

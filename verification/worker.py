@@ -255,11 +255,6 @@ def _signature(outcome: dict) -> str | None:
         return None
 
 
-def _normal(value):
-    """JSON round trip, so tuples equal lists and keys are strings."""
-    return json.loads(json.dumps(value, sort_keys=True))
-
-
 def diff_states(before: dict, after: dict, primary_key: dict) -> dict:
     """Changes from `before` to `after` in the procedural-test format, empty tables left out."""
     out = {}
@@ -276,7 +271,7 @@ def diff_states(before: dict, after: dict, primary_key: dict) -> dict:
                 updated[key] = delta
         if inserted or deleted or updated:
             out[table] = {"inserted": inserted, "updated": updated, "deleted": deleted}
-    return _normal(out)
+    return verdict.normal(out)
 
 
 def _tool_traceback(error: BaseException) -> str:
