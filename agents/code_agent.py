@@ -7,17 +7,17 @@ import json
 from agents.answers import ToolCode
 from agents.llm import LLM, StepKey
 from agents.prompts import CODE_SYSTEM
-from domains.db_layer import module_view
+from agents.table_view import describe_tables
 from domains.policy import prompt_section
 from domains.spec import DomainSpec, ToolSchema
 
 
-def write_tool(llm: LLM, spec: DomainSpec, tool: ToolSchema, db_source: str) -> str:
-    # Only the classes of the tables the tool touches: the helpers are in the conventions.
-    prompt = (
-        f"Implement the tool `{tool.name}`.\n\nTool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}"
-        f"\n\nThe db module's classes for the tables it uses:\n{module_view(db_source, spec.tables_of(tool.name))}"
-    )
+def write_tool(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> str:
+    # Only the classes of the tables the tool touches, a line per column rather than their source:
+    # the helpers are in the conventions.
+    tables = describe_tables(spec.db, spec.tables_of(tool.name), classes=True)
+    prompt = (f"Implement the tool `{tool.name}`.\n\nTool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}"
+              f"\n\nThe db module's classes of its tables, a line per column:\n{tables}")
     policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)
     if policy:  # the domain's rules the code must honour (none for a domain without a policy)
         prompt += f"\n\n{policy}"

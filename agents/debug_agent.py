@@ -7,8 +7,8 @@ import json
 from agents.answers import DebugFix
 from agents.llm import LLM, StepKey
 from agents.prompts import DEBUG_SYSTEM
+from agents.table_view import describe_tables
 from agents.test_format import TestCase, describe_state, expand
-from domains.db_layer import module_view
 from domains.spec import DomainSpec, State, ToolSchema
 
 
@@ -20,11 +20,12 @@ def apply_fix(fix: DebugFix, fixture: State, cases: list[TestCase]) -> tuple[Sta
     return fixture, patched
 
 
-def propose_fix(llm: LLM, spec: DomainSpec, tool: ToolSchema, db_source: str, code: str, fixture: State,
+def propose_fix(llm: LLM, spec: DomainSpec, tool: ToolSchema, code: str, fixture: State,
                 cases: list[TestCase], report: str, attempt: int) -> DebugFix:
+    tables = describe_tables(spec.db, spec.tables_of(tool.name), classes=True)
     prompt = (
         f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}\n\n"
-        f"The db module's classes for its tables:\n{module_view(db_source, spec.tables_of(tool.name))}\n\n"
+        f"The db module's classes of its tables, a line per column:\n{tables}\n\n"
         f"Code:\n{code}\n\nFixture:\n{describe_state(fixture)}\n\nCases, one per line:\n"
         + "\n".join(json.dumps(c.model_dump(exclude_defaults=True), ensure_ascii=False) for c in cases)
         + f"\n\nFailures:\n{report}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -70,12 +69,11 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
             break
         listing = "\n\n".join(f"mutant {i} ({found[i - 1].operator}: {found[i - 1].description}):\n"
                               f"{_diff(normal, found[i - 1])}" for i in open_)
-        prompt = (
-            f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}\n\nCode:\n{normal}\n\n"
-            f"Fixture:\n{describe_state(fixture)}\n\nCases so far:\n"
-            + "\n".join(f"- {c.name} ({c.kind}): {json.dumps(c.arguments, sort_keys=True)}" for c in cases)
-            + f"\n\nThese changes to the code pass every case:\n\n{listing}"
-        )
+        # The verified code is the reference here, not the schema: a case must pass on the code and
+        # fail on the change. Earlier cases are named only, for names not to clash.
+        prompt = (f"The tool `{tool.name}`'s code:\n{normal}\n\nFixture:\n{describe_state(fixture)}\n\n"
+                  f"Case names used so far: {', '.join(c.name for c in cases)}\n\n"
+                  f"These changes to the code pass every case:\n\n{listing}")
         names = {c.name for c in cases}
 
         def fits(answer: MutantAnswer, names: set[str] = names, asked: list[int] = open_) -> None:

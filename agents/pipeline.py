@@ -145,7 +145,7 @@ class Run:
         started = time.perf_counter()
         record = {"status": "dropped", "debug_attempts": 0, "repaired": False, "reason": ""}
         try:
-            code = write_tool(self.llm, spec, tool, task["db_source"])
+            code = write_tool(self.llm, spec, tool)
             fixture, cases = write_tests(self.llm, spec, tool)
         except MissingStep:
             raise  # a replay that lacks a step stops the run; it never drops a tool
@@ -183,7 +183,7 @@ class Run:
                 if attempt == self.debug_budget:
                     break
                 try:
-                    fix = propose_fix(self.llm, spec, tool, task["db_source"], code, fixture, cases, report, attempt)
+                    fix = propose_fix(self.llm, spec, tool, code, fixture, cases, report, attempt)
                 except MissingStep:
                     raise
                 except LLMError as error:

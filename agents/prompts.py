@@ -78,7 +78,9 @@ CODE_CONVENTIONS = """Tool code conventions (the code runs in a sandbox against 
   collections, itertools, functools, string, enum, dataclasses, `from sqlmodel import Session, select,
   col, func, and_, or_`. The sandbox refuses any other import, eval/exec/compile/open/__import__,
   getattr/setattr/delattr, globals/locals/vars, attributes starting with `__`, and global/nonlocal.
-- The db module provides one SQLModel class per table (CamelCase of the table name) and: NotFound,
+- The db module provides one SQLModel class per table (CamelCase of the table name; attributes are the
+  columns: string/text str, integer int, number float, boolean bool, date datetime.date, datetime
+  datetime.datetime, None where nullable and unset) and: NotFound,
   InvalidInput, Conflict, PreconditionFailed (raise these, with a message naming the argument or record),
   now(session) / today(session) (the episode clock: never datetime.now()), next_id(session, Model)
   (the next generated primary key), parse_date(value, field), parse_datetime(value, field),

@@ -12,11 +12,15 @@ import json
 from agents.answers import TestPage
 from agents.llm import LLM, AnswerTruncated, LLMError, StepKey
 from agents.prompts import TESTS_SYSTEM
+from agents.table_view import describe_tables
 from agents.test_format import TestCase, describe_state, expand
 from domains.policy import prompt_section
-from domains.spec import DBSchema, DomainSpec, State, ToolSchema
+from domains.spec import DomainSpec, State, ToolSchema
 
-PER_REQUEST = 6
+PER_REQUEST = 12
+# A page ends when it grows long, whatever its count: a real model's output limit (4,000 tokens in the
+# real-model tests) must not cut it off, and fewer, fuller pages resend the schema and fixture less often.
+PAGE_TOKENS = 3500
 MAX_REQUESTS = 8
 
 
@@ -41,25 +45,6 @@ def table_columns(spec: DomainSpec, tool: str) -> str:
     return describe_tables(spec.db, state_tables(spec, tool))
 
 
-def describe_tables(db: DBSchema, names: list[str]) -> str:
-    """Tables a line per column: type, key, nullability, default, references, bounds, allowed values."""
-    lines = []
-    for name in names:
-        table = db.table(name)
-        lines.append(f"{name} (keys {table.id_prefix}-0001 upward){': ' + table.description if table.description else ''}")
-        for c in table.columns:
-            facts = [c.type, "primary key" if c.primary_key else "" if c.nullable else "not null",
-                     f"default {c.default!r}" if c.default is not None else "", "unique" if c.unique else "",
-                     f"references {c.foreign_key}" if c.foreign_key else "",
-                     f"at most {c.max_length} chars" if c.max_length else "",
-                     f"one of {'|'.join(c.choices)}" if c.choices else "",
-                     f">= {c.minimum:g}" if c.minimum is not None else "",
-                     f"<= {c.maximum:g}" if c.maximum is not None else ""]
-            facts = [f for f in facts if f]
-            lines.append(f"  - {c.name}: {', '.join(facts)}{'; ' + c.description if c.description else ''}")
-    return "\n".join(lines)
-
-
 def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, list[TestCase]]:
     # The test agent sees the contract, not the code: tests written from the code would only
     # confirm what the code already does.
@@ -74,13 +59,15 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
     cases: list[TestCase] = []
     limit = PER_REQUEST
     for request in range(MAX_REQUESTS):
+        size = (f"at most {limit} cases in this answer, fewer when they would make it longer than about "
+                f"{PAGE_TOKENS} tokens (the rest come in the next answers)")
         if fixture is None:
-            ask = f"Write the fixture and the first cases: at most {limit} cases in this answer."
+            ask = f"Write the fixture and the first cases: {size}."
         else:
             written = "\n".join(f"- {c.name} ({c.kind}): {json.dumps(c.arguments, sort_keys=True)}" for c in cases)
             missing = sorted({"success", "rejection"} - {c.kind for c in cases})
             ask = (f"The fixture (leave it out of this answer):\n{describe_state(fixture)}\n\nCases written so far:\n"
-                   f"{written}\n\nWrite at most {limit} more cases, not repeating these"
+                   f"{written}\n\nWrite more cases, not repeating these: {size}"
                    + (f"; the tests still need a {' and a '.join(missing)} case." if missing else "."))
 
         def check(page: TestPage, first: bool = fixture is None, limit: int = limit) -> None:

@@ -320,20 +320,3 @@ def _with(base: dict, table: str, row: dict, append: bool = False) -> dict:
 
 def integrity_json(schema: DBSchema) -> str:
     return json.dumps(integrity_cases(schema), indent=1, sort_keys=True) + "\n"
-
-
-def module_view(db_source: str, tables: list[str]) -> str:
-    """The classes of `tables` cut out of a compiled db.py: what a prompt about those tables needs
-    of the module (the helpers are described in the prompt's conventions)."""
-    import ast
-
-    lines = db_source.splitlines()
-    blocks = []
-    for node in parse(db_source).body:
-        if isinstance(node, ast.ClassDef):
-            name = next((s.value.value for s in node.body if isinstance(s, ast.Assign)
-                         and any(getattr(t, "id", None) == "__tablename__" for t in s.targets)
-                         and isinstance(s.value, ast.Constant)), None)
-            if name in tables:
-                blocks.append("\n".join(lines[node.lineno - 1:node.end_lineno]))
-    return "\n\n".join(blocks)

@@ -284,19 +284,19 @@ def transition_lines(machine: StatusMachine) -> list[str]:
 
 def prompt_section(policy: Policy, tool_name: str, tables: list[str], mutates: bool) -> str:
     """What the code and test prompts add for one tool: its preconditions; for a tool that writes a
-    table with a status column, the moves the policy allows (the whole table when the tool makes
-    some of them, else that it moves none); whether it reads the clock. Empty without a policy."""
+    table with a status column, the moves the policy allows it (any other move is refused; the other
+    tools' moves are policy.md's business, not this tool's), else that it moves none; whether it reads
+    the clock. Empty without a policy."""
     parts = []
     rules = policy.preconditions.get(tool_name, [])
     if rules:
         parts.append("Its preconditions in the domain policy (the tool checks each and raises the error named "
                      "when it fails):\n" + "\n".join(f"- {rule_text(r)}" for r in rules))
     for m in policy.machines_of(tables) if mutates else []:
-        if any(tool_name in t.tools for t in m.transitions):
-            mine = [f"{t.from_} -> {', '.join(t.to)}" for t in m.transitions if tool_name in t.tools]
-            parts.append(f"Status moves the policy allows ({_summary(m)}; this tool makes: {'; '.join(mine)}):\n"
-                         + "\n".join(f"- {t.from_} -> {', '.join(t.to)} by {', '.join(t.tools) or '-'}"
-                                      for t in m.transitions))
+        mine = [f"- {t.from_} -> {', '.join(t.to)}" for t in m.transitions if tool_name in t.tools]
+        if mine:
+            parts.append(f"The status moves the policy allows this tool ({_summary(m)}); it makes no other move "
+                         f"of {m.table}.{m.column}:\n" + "\n".join(mine))
         else:
             parts.append(f"The policy names no move of {m.table}.{m.column} by this tool: it leaves the status as it is.")
     if tool_name in policy.clock.tools:

@@ -13,6 +13,7 @@ are sent back for correction.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
@@ -75,6 +76,15 @@ def _candidates(g: nx.DiGraph, consumers: list[str]) -> list[tuple[str, str, str
     return sorted(rows)
 
 
+def _candidate_lines(candidates: list[tuple[str, str, str, str, float]]) -> str:
+    """A line per producer output, parameter and score, naming every consumer it feeds: an id feeds
+    dozens of tools, and a line per edge would repeat it as often."""
+    grouped: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
+    for p, o, c, i, s in candidates:
+        grouped[p, o, i, f"{s:.2f}"].append(c)
+    return "\n".join(f"- {p}.{o} -> {i} of {', '.join(cs)} ({s})" for (p, o, i, s), cs in sorted(grouped.items()))
+
+
 def _isolated(g: nx.DiGraph, names: list[str]) -> list[str]:
     linked = {t for u, v, _ in model.tool_edges(g) for t in (u, v)}
     return [t for t in names if t not in linked]
@@ -114,8 +124,8 @@ def prompt(g: nx.DiGraph, spec: DomainSpec, chunk: list[str]) -> str:
         + "\n".join(f"- {_signature(schemas[t])}" for t in names),
         f"Decide the dependencies that end in {scope}. Their details:",
         "\n\n".join(_details(schemas[t], spec, names) for t in chunk),
-        "Candidate data-flow edges from embedding matching (producer.output -> consumer.parameter, score):\n"
-        + ("\n".join(f"- {p}.{o} -> {c}.{i} ({s:.2f})" for p, o, c, i, s in candidates) or "- none"),
+        "Candidate data-flow edges from embedding matching (producer.output -> parameter of the consumers, score;"
+        " each consumer is one edge):\n" + (_candidate_lines(candidates) or "- none"),
     ]
     if isolated:
         parts.append("These tools have no candidate edge and must be connected (in or out) by an added edge: "

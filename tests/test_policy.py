@@ -274,7 +274,8 @@ def test_the_episode_date_ends_the_instructions():
 def test_prompts_show_a_tool_its_rules_and_the_moves_of_its_tables():
     policy = Policy.model_validate(POLICY)
     writer = prompt_section(policy, "mark_read", ["book"], True)
-    assert "this tool makes: unread -> read" in writer and "- unread -> read by mark_read" in writer
+    assert "allows this tool (book.status: new rows start as unread" in writer and "- unread -> read" in writer
+    assert "by " not in writer.split("book.status:\n")[-1]  # only its own moves, not the whole table
     adder = prompt_section(policy, "add_book", ["book"], True)
     assert "- pages, when given, is at least 1 (else InvalidInput)" in adder
     assert "names no move of book.status by this tool" in adder and "episode clock" in adder
@@ -325,8 +326,9 @@ def test_code_and_test_prompts_show_the_tools_rules(built):
     _, prompts = built
     assert "- pages, when given, is at least 1 (else InvalidInput)" in prompts["code/add_book/0"]
     assert "- pages, when given, is at least 1 (else InvalidInput)" in prompts["tests/add_book/0"]
-    assert "this tool makes: unread -> read" in prompts["code/mark_read/0"]
-    assert "Status moves" not in prompts["code/get_book/0"]
+    assert "moves the policy allows this tool" in prompts["code/mark_read/0"]
+    assert "- unread -> read" in prompts["code/mark_read/0"]
+    assert "moves the policy allows" not in prompts["code/get_book/0"]
 
 
 def test_the_report_counts_the_policy_and_its_violations(built):
