@@ -21,13 +21,18 @@ def apply_fix(fix: DebugFix, fixture: State, cases: list[TestCase]) -> tuple[Sta
 
 
 def propose_fix(llm: LLM, spec: DomainSpec, tool: ToolSchema, code: str, fixture: State,
-                cases: list[TestCase], report: str, attempt: int) -> DebugFix:
+                cases: list[TestCase], failing: set[str], report: str, attempt: int) -> DebugFix:
+    """A fix for the `failing` cases (all of them when the code was refused). Only those are shown
+    whole: the passing ones are named, so that a fix knows them without paying for them."""
     tables = describe_tables(spec.db, spec.tables_of(tool.name), classes=True)
+    passing = [c.name for c in cases if c.name not in failing]
     prompt = (
         f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}\n\n"
         f"The db module's classes of its tables, a line per column:\n{tables}\n\n"
-        f"Code:\n{code}\n\nFixture:\n{describe_state(fixture)}\n\nCases, one per line:\n"
-        + "\n".join(json.dumps(c.model_dump(exclude_defaults=True), ensure_ascii=False) for c in cases)
+        f"Code:\n{code}\n\nFixture:\n{describe_state(fixture)}\n\nThe failing cases, one per line:\n"
+        + "\n".join(json.dumps(c.model_dump(exclude_defaults=True), ensure_ascii=False)
+                    for c in cases if c.name in failing)
+        + (f"\n\nThe cases that pass: {', '.join(passing)}" if passing else "")
         + f"\n\nFailures:\n{report}"
     )
 

@@ -183,7 +183,8 @@ class Run:
                 if attempt == self.debug_budget:
                     break
                 try:
-                    fix = propose_fix(self.llm, spec, tool, code, fixture, cases, report, attempt)
+                    failing = {r["name"] for r in results if not r["passed"]} if results else {c.name for c in cases}
+                    fix = propose_fix(self.llm, spec, tool, code, fixture, cases, failing, report, attempt)
                 except MissingStep:
                     raise
                 except LLMError as error:
