@@ -200,8 +200,7 @@ def answers(debug_budget: int = 3) -> dict:
         "schema/-/0": "{not json at all",  # malformed: re-asked
         "schema/-/0#1": {"description": "A personal reading list.",
                          "tools": [{"name": t["name"], "summary": t["description"]} for t in TOOLS]},
-        "schema/add_book..count_books/0": {"tools": copy.deepcopy(TOOLS[:4])},
-        "schema/export_list/0": {"tools": copy.deepcopy(TOOLS[4:])},
+        "schema/add_book..export_list/0": {"tools": copy.deepcopy(TOOLS)},
         "database/-/0": {"tables": [{"name": "book", "columns": []}], "tool_tables": {}},  # invalid: re-asked
         "database/-/0#1": copy.deepcopy(DATABASE),
         "policy/-/0": copy.deepcopy(POLICY),  # asked only by runs with a policy step

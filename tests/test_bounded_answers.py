@@ -69,15 +69,14 @@ def test_a_cut_off_schema_batch_is_split_in_two_not_repeated(tmp_path):
     answers = {
         "schema/-/0": {"description": "A reading list.", "tools": [{"name": t["name"], "summary": "s"} for t in TOOLS]},
         "schema/add_book..get_book/0": {"tools": TOOLS[:2]},
-        "schema/mark_read..count_books/0": {"tools": TOOLS[2:4]},
-        "schema/export_list/0": {"tools": TOOLS[4:]},
+        "schema/mark_read..export_list/0": {"tools": TOOLS[2:]},
     }
-    backend = CutOff(answers, cut={"schema/add_book..count_books/0"})
+    backend = CutOff(answers, cut={"schema/add_book..export_list/0"})
     description, tools = propose_tools(LLM(backend, Transcript(tmp_path / "t.jsonl")), "reading_list")
     assert [t.name for t in tools] == [t["name"] for t in TOOLS]
     assert [name for name, _ in backend.asked] == [
-        "schema/-/0", "schema/add_book..count_books/0", "schema/add_book..get_book/0",
-        "schema/mark_read..count_books/0", "schema/export_list/0"]
+        "schema/-/0", "schema/add_book..export_list/0", "schema/add_book..get_book/0",
+        "schema/mark_read..export_list/0"]
 
 
 def test_a_batch_answering_other_tools_is_re_asked_with_the_names_it_must_give(tmp_path):
@@ -108,7 +107,8 @@ def test_a_cut_off_test_request_asks_for_half_as_many_cases_and_continues(tmp_pa
     fixture, cases = write_tests(LLM(backend, Transcript(tmp_path / "t.jsonl")), spec, spec.tool("add_book"))
     assert fixture == page["fixture"] and [c.name for c in cases] == ["adds", "empty_title", "zero_pages"]
     asked = [prompt for _, prompt in backend.asked]
-    assert "at most 6 cases" in asked[0] and "at most 3 cases" in asked[1] and "at most 3 more cases" in asked[2]
+    assert "at most 12 cases" in asked[0] and "at most 6 cases" in asked[1] and "more cases" in asked[2]
+    assert "at most 6 cases" in asked[2]  # the smaller pages go on once one was cut off
     assert "adds (success)" in asked[2]  # later requests list what is already written
 
 

@@ -146,7 +146,7 @@ def test_leaving_a_tool_isolated_is_rejected(tmp_path):
         refine(matched(), SPEC, llm)
     text = prompt(matched(), SPEC, sorted(TABLES))
     assert "must be connected (in or out) by an added edge: clear_search_history" in text
-    assert "- get_company.company_id -> get_job.job_id (0.81)" in text
+    assert "- get_company.company_id -> job_id of get_job (0.81)" in text
     assert "- tables: applications, resumes; shares them with: list_applications, upload_resume, withdraw_application" in text
 
 
