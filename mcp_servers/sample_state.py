@@ -15,6 +15,7 @@ from pathlib import Path
 
 from domains.db_layer import table_order
 from domains.spec import DBSchema, DomainSpec, State, ToolTest
+from verification.invariants import drop_dangling, keep_invariants
 
 
 def _success_states(domain_dir: Path) -> list[State]:
@@ -52,43 +53,6 @@ def merge_states(schema: DBSchema, states: list[State]) -> State:
     return {t.name: [rows[t.name][k] for k in sorted(rows[t.name])] for t in schema.tables}
 
 
-def drop_dangling(schema: DBSchema, rows: dict[str, dict[str, dict]]) -> None:
-    """Remove rows whose foreign keys point at missing rows, until none do (a drop can cascade)."""
-    changed = True
-    while changed:
-        changed = False
-        for table in schema.tables:
-            refs = [(c.name, *c.foreign_key.split(".", 1)) for c in table.columns if c.foreign_key]
-            for key, row in list(rows[table.name].items()):
-                for column, target, target_column in refs:
-                    value = row.get(column)
-                    if value is None:
-                        continue
-                    present = (value in rows[target] if schema.table(target).primary_key.name == target_column
-                               else any(r.get(target_column) == value for r in rows[target].values()))
-                    if not present:
-                        del rows[table.name][key]
-                        changed = True
-                        break
-
-
-def keep_invariants(spec: DomainSpec, state: State) -> State:
-    """`state` without the rows that break the policy's checkable invariants (and those that then
-    point nowhere), dropped until none is broken."""
-    from verification.invariants import check_invariants
-
-    rows = {t.name: {r[t.primary_key.name]: r for r in state.get(t.name, [])} for t in spec.db.tables}
-    while True:
-        current = {t.name: list(rows[t.name].values()) for t in spec.db.tables}
-        drop = {(v.table, key) for v in check_invariants(spec.policy, spec.db, current) for key in v.rows}
-        drop = {(table, key) for table, key in drop if key in rows.get(table, {})}
-        if not drop:
-            return {t.name: [rows[t.name][k] for k in sorted(rows[t.name])] for t in spec.db.tables}
-        for table, key in drop:
-            del rows[table][key]
-        drop_dangling(spec.db, rows)
-
-
 def merged_sample_state(domain_dir: Path) -> State:
     """The success tests' states merged, before the policy's invariants are applied."""
     domain_dir = Path(domain_dir)
@@ -102,4 +66,7 @@ def build_sample_state(domain_dir: Path) -> State:
     domain_dir = Path(domain_dir)
     spec = DomainSpec.model_validate_json((domain_dir / "spec.json").read_text())
     state = merged_sample_state(domain_dir)
-    return state if spec.policy.empty() else keep_invariants(spec, state)
+    if spec.policy.empty():
+        return state
+    kept = keep_invariants(spec.policy, spec.db, state)
+    return {t.name: sorted(kept.get(t.name, []), key=lambda r: r[t.primary_key.name]) for t in spec.db.tables}

@@ -18,8 +18,7 @@ from faker import Faker
 from domains.db_layer import table_order
 from domains.policy import Policy
 from domains.spec import Column, DBSchema, State, Table
-from mcp_servers.sample_state import drop_dangling
-from verification.invariants import check_invariants
+from verification.invariants import keep_invariants
 
 # Distractor root rows (rows of tables with no foreign key) per complexity level.
 DENSITY = {1: 3, 2: 6, 3: 10}
@@ -162,39 +161,10 @@ def distractors(schema: DBSchema, core: State, level: int, seed: int, today: dat
                     if row is not None:
                         group.setdefault(name, []).append(row)
             if policy is not None:
-                group = keep_invariants(schema, policy, core, group)
+                group = keep_invariants(policy, schema, group, core=core, reset=True, rounds=20) or {}
             if group:
                 groups.append(group)
     return groups
-
-
-def keep_invariants(schema: DBSchema, policy: Policy, core: State, group: State) -> State:
-    """`group` changed so that core + group breaks none of the policy's invariants on the group's
-    rows: a row selected by its status (an offer 'accepted' with no accepted application) goes
-    back to its lifecycle's initial status where that ends it, any other offending row is dropped
-    with the group's rows that refer to it. Random values make such rows often (an application
-    'offer_received' with no offer); a task's state should not teach an agent that they are normal."""
-    rows = {t.name: {r[t.primary_key.name]: dict(r) for r in group.get(t.name, [])} for t in schema.tables}
-    initial = {(m.table, m.column): m.initial[0] for m in policy.machines}
-    for _ in range(20):  # each round resets a status or drops rows
-        current = {table: list(found.values()) for table, found in rows.items() if found}
-        broken = [(v, key) for v in check_invariants(policy, schema, merge(core, current))
-                  for key in rows[v.table] if str(key) in v.rows]
-        if not broken:
-            return current
-        for v, key in broken:
-            row = rows[v.table].get(key)
-            if row is None:
-                continue
-            where = policy.invariants[v.invariant].check.where
-            reset = next((column for column, values in where.items() if (v.table, column) in initial
-                          and initial[(v.table, column)] not in values), None)
-            if reset:
-                row[reset] = initial[(v.table, reset)]
-            else:
-                del rows[v.table][key]
-        drop_dangling(schema, rows)
-    return {}  # not consistent after all that: no group rather than a wrong one
 
 
 def _row(table: Table, refs: list[Column], group: State, values: _Values, numbers: dict[str, int]) -> dict | None:

@@ -22,7 +22,7 @@ from domains.policy import ErrorName as policy_errors
 from domains.policy import prompt_section, render
 from domains.spec import DBSchema, DomainSpec, ErrorName, ToolSchema, ToolTest
 from mcp_servers.runtime import Environment
-from mcp_servers.sample_state import keep_invariants
+from verification.invariants import keep_invariants
 from mcp_servers.server import build_server
 from rollouts.sessions import InProcessSession, episode_policy
 from tests.mcp_fixtures import http_server as start_http_server
@@ -133,7 +133,7 @@ def test_the_sample_state_drops_rows_that_break_invariants_and_what_then_dangles
     state = copy.deepcopy(GOOD)
     state["application"].append(_app("APP-9", "Acme", "submitted"))  # a second open Acme application
     state["offer"].append({"offer_id": "OFR-9", "application_id": "APP-9", "offer_status": "pending"})
-    kept = keep_invariants(spec, state)
+    kept = keep_invariants(spec.policy, spec.db, state)
     assert [a["application_id"] for a in kept["application"]] == ["APP-1", "APP-2", "APP-3"]
     assert [o["offer_id"] for o in kept["offer"]] == ["OFR-1"]  # its application was dropped
     assert check_invariants(INVARIANTS, DB, kept) == []
@@ -151,7 +151,7 @@ def test_the_report_counts_violations_before_and_after_a_call_and_moves_outside_
                  expect_changes={"application": {"updated": {"APP-1": {"status": "offered"}}}}),
         ToolTest(name="refused", kind="rejection", initial_state=GOOD, expect_error="PreconditionFailed")]}
     merged = {**GOOD, "application": GOOD["application"] + [_app("APP-8", "Beta", "offered")]}
-    sample = keep_invariants(spec, merged)
+    sample = keep_invariants(spec.policy, spec.db, merged)
     report = policy_report(spec, tests, sample, merged)
     assert report["sample_state"]["violations"] == 0 and report["sample_state"]["merged_violations"] == 1
     assert report["sample_state"]["rows_dropped"] == {"application": ["APP-8"]}

@@ -122,14 +122,15 @@ def test_distractors_keep_the_domain_policy_invariants():
 
 
 def test_keep_invariants_resets_a_status_or_drops_a_row_with_what_refers_to_it():
-    from tasks.state import keep_invariants
+    from verification.invariants import keep_invariants
     policy = SPEC.policy
     app = {**APP, "application_id": "APP-0100", "company_name": "Orbit", "status": "offer_received"}  # no offer
     offer = {"offer_id": "OFR-0100", "application_id": "APP-0101", "offer_status": "pending",
              "received_date": "2025-02-01", "base_salary": 100000.0, "salary_currency": "USD"}
     other = {**APP, "application_id": "APP-0101", "company_name": "Vela", "status": "under_review"}
     core = {"job_application": [{**APP, "status": "draft"}]}
-    group = keep_invariants(SPEC.db, policy, core, {"job_application": [app, other], "job_offer": [offer]})
+    group = keep_invariants(policy, SPEC.db, {"job_application": [app, other], "job_offer": [offer]}, core=core,
+                            reset=True)
     from verification.invariants import check_invariants
     assert check_invariants(policy, SPEC.db, merge(core, group)) == []
     rows = {r["application_id"]: r for r in group["job_application"]}

@@ -126,3 +126,59 @@ def status_moves(policy: Policy, db: DBSchema, tool: str, before: State, after: 
             out.append(StatusMove(m.table, m.column, str(key), previous, value, tools is not None,
                                   tools is not None and (not tools or tool in tools)))
     return out
+
+
+def drop_dangling(schema: DBSchema, rows: dict[str, dict[str, dict]]) -> None:
+    """Remove rows whose foreign keys point at missing rows, until none do (a drop can cascade)."""
+    changed = True
+    while changed:
+        changed = False
+        for table in schema.tables:
+            refs = [(c.name, *c.foreign_key.split(".", 1)) for c in table.columns if c.foreign_key]
+            for key, row in list(rows[table.name].items()):
+                for column, target, target_column in refs:
+                    value = row.get(column)
+                    if value is None:
+                        continue
+                    present = (value in rows[target] if schema.table(target).primary_key.name == target_column
+                               else any(r.get(target_column) == value for r in rows[target].values()))
+                    if not present:
+                        del rows[table.name][key]
+                        changed = True
+                        break
+
+
+def keep_invariants(policy: Policy, schema: DBSchema, state: State, core: State | None = None,
+                    reset: bool = False, rounds: int | None = None) -> State | None:
+    """`state` changed so that, beside `core` (kept as it is), it breaks none of the policy's
+    checkable invariants on its own rows: an offending row is dropped, with the rows that then point
+    nowhere; with `reset`, a row selected by its status goes back to its lifecycle's initial status
+    instead, where that ends the violation. Tables left empty are left out. None when `rounds`
+    rounds (each resets or drops rows) do not end every violation."""
+    rows = {t.name: {r[t.primary_key.name]: dict(r) for r in state.get(t.name, [])} for t in schema.tables}
+    initial = {(m.table, m.column): m.initial[0] for m in policy.machines} if reset else {}
+    done = 0
+    while rounds is None or done < rounds:
+        done += 1
+        current = {table: list(found.values()) for table, found in rows.items() if found}
+        seen: State = {}
+        for part in (core or {}, current):
+            for table, found in part.items():
+                seen.setdefault(table, []).extend(found)
+        broken = [(v, key) for v in check_invariants(policy, schema, seen)
+                  for key in rows[v.table] if str(key) in v.rows]
+        if not broken:
+            return current
+        for v, key in broken:
+            row = rows[v.table].get(key)
+            if row is None:
+                continue
+            where = policy.invariants[v.invariant].check.where
+            column = next((c for c, values in where.items() if (v.table, c) in initial
+                           and initial[(v.table, c)] not in values), None)
+            if column:
+                row[column] = initial[(v.table, column)]
+            else:
+                del rows[v.table][key]
+        drop_dangling(schema, rows)
+    return None
