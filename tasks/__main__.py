@@ -19,6 +19,7 @@ from agents.llm import LLM, MissingStep, Transcript, backend_for, valid_name
 from domains.spec import DomainSpec
 from graph.model import from_json
 from mcp_servers.runtime import Environment
+from tasks import execute
 from tasks.build import Dropped, Stage, build_task
 from tasks.model import Task
 from tasks.oracle import oracle_for
@@ -38,17 +39,21 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
     dropped: dict[str, list[str]] = {}
     with Environment(out, workers=2) as env:
         stage = Stage(spec, graph, llm, env, feasibility=oracle_for(llm, env), log=log)
-        for i in range(n):
-            task_id = f"task_{i + 1:03d}"
-            try:
-                task = build_task(stage, task_id, i, seed)
-            except Dropped as drop:
-                dropped.setdefault(drop.reason, []).append(task_id)
-                log(f"{task_id}: dropped ({drop.reason}): {drop.detail.splitlines()[0]}")
-                continue
-            tasks.append(task)
-            log(f"{task_id}: verified, level {task.metadata.complexity_level}, {len(task.reference_solution)} calls, "
-                f"{task.metadata.distractor_rows} distractor rows, {task.metadata.tokens} tokens")
+        try:
+            for i in range(n):
+                task_id = f"task_{i + 1:03d}"
+                try:
+                    task = build_task(stage, task_id, i, seed)
+                except Dropped as drop:
+                    dropped.setdefault(drop.reason, []).append(task_id)
+                    log(f"{task_id}: dropped ({drop.reason}): {drop.detail.splitlines()[0]}")
+                    continue
+                tasks.append(task)
+                log(f"{task_id}: verified, level {task.metadata.complexity_level}, "
+                    f"{len(task.reference_solution)} calls, {task.metadata.distractor_rows} distractor rows, "
+                    f"{task.metadata.tokens} tokens")
+        finally:
+            execute.close()  # the chain programs' template process
     return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started)
 
 

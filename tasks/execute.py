@@ -1,29 +1,27 @@
 """Run a chain program against an episode of the runtime and resolve it into tool calls.
 
-The program is untrusted model output: it runs in tasks/chain_runner.py behind the operating
-system's confinement (verification.confine), and every tool call it makes is served by the runtime (validated
+The program is untrusted model output: it runs in a fresh process forked from a confined template
+(tasks/chain_template.py, tasks/chain_runner.py) behind the operating system's confinement
+(verification.confine), and every tool call it makes is served by the runtime (validated
 arguments, one transaction per call in a sandbox worker). The parent records the calls that
 succeeded: they are the reference solution.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
-import select
-import subprocess
-import sys
+import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import verification
 from mcp_servers.runtime import Episode
+from tasks.chain_template import ChainTemplate, Fork, TemplateError
 from tasks.model import ToolCall
-from verification.confine import Confinement
 from verification.guard import UnsafeCode, check_source
 
-RUNNER = Path(__file__).with_name("chain_runner.py")
-GUARD_DIR = str(Path(verification.__file__).resolve().parent)
+_templates: dict[int, ChainTemplate] = {}  # by memory limit, started on first use
+_lock = threading.Lock()  # one program at a time: forks share their template's cgroup and scratch
 
 
 @dataclass
@@ -46,46 +44,62 @@ def run_chain(episode: Episode, source: str, timeout: float = 30.0, max_calls: i
     except UnsafeCode as error:
         out.error = f"the program was refused: {error}"
         return out
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-    confinement = Confinement(memory_mb=memory_mb, processes=4, scratch_mb=8, file_mb=1,
-                              readable=(str(RUNNER.parent),))
-    proc = confinement.popen([sys.executable, "-I", str(RUNNER), GUARD_DIR], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    with _lock:
+        if memory_mb not in _templates:
+            _templates[memory_mb] = ChainTemplate(memory_mb)
+        template = _templates[memory_mb]
+        try:
+            fork = template.fork()
+        except TemplateError as error:
+            out.error = f"the program's process did not start: {error}"
+            return out
+        try:
+            _serve(episode, source, fork, template, out, timeout, max_calls)
+        finally:
+            template.finish(fork)
+    return out
+
+
+def _serve(episode: Episode, source: str, fork: Fork, template: ChainTemplate, out: ChainRun, timeout: float,
+           max_calls: int) -> None:
+    """Send the program, then serve its calls until it is done, fails, dies or runs out of time."""
     deadline = time.monotonic() + timeout
+    late = f"the program ran longer than {timeout:g} s"
     try:
-        proc.stdin.write(json.dumps({"source": source}) + "\n")
-        proc.stdin.flush()
+        if not fork.send(json.dumps({"source": source}) + "\n", deadline):
+            out.error = late
+            return
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([proc.stdout], [], [], left)[0]:
-                out.error = f"the program ran longer than {timeout:g} s"
-                return out
-            line = proc.stdout.readline()
+            line = fork.receive(deadline)
+            if line is None:
+                out.error = late
+                return
             if not line:
-                out.error = f"the program's process died (exit {proc.poll()})"
-                return out
+                out.error = f"the program's process died (exit {template.finish(fork, grace=1.0)})"
+                return
             message = json.loads(line)
             if "call" not in message:
                 if "failed" in message:
                     out.error = f"{message['failed']}\n{message.get('traceback', '')}".strip()
-                return out
+                return
             if len(out.results) >= max_calls:
                 out.error = f"the program made more than {max_calls} tool calls"
-                return out
+                return
             tool, arguments = str(message["call"]), message.get("arguments") or {}
             result = episode.call(tool, arguments)
             out.results.append(result.result if result.ok else None)
             if result.ok:
                 out.calls.append(ToolCall(tool=tool, arguments=arguments))
-            proc.stdin.write(json.dumps(result.as_dict()) + "\n")
-            proc.stdin.flush()
+            if not fork.send(json.dumps(result.as_dict()) + "\n", deadline):
+                out.error = late
+                return
     except (BrokenPipeError, ValueError) as error:
         out.error = f"the program's process broke the protocol: {error}"
-        return out
-    finally:
-        Confinement.kill(proc)
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+
+
+@atexit.register
+def close() -> None:
+    """Stop the templates (the task stage calls this when it ends; atexit otherwise)."""
+    for template in list(_templates.values()):
+        template.close()
+    _templates.clear()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import jsonschema
@@ -11,8 +13,8 @@ import pytest
 from agents.llm import LLM, ScriptedBackend, Transcript
 from domains.spec import DomainSpec
 from graph.model import from_json
-from mcp_servers.runtime import Environment
-from tasks import expand
+from mcp_servers.runtime import CallResult, Environment
+from tasks import execute, expand
 from tasks.build import Dropped, Stage, _execute, _orthogonal, build_task, effect
 from tasks.execute import run_chain
 from tasks.model import SCHEMA_PATH, json_schema
@@ -168,6 +170,64 @@ def test_chain_programs_run_confined(env):
         assert out.error and not out.calls
     finally:
         episode.close()
+
+
+class _Echo:
+    """An episode stand-in whose every tool answers with its arguments."""
+
+    def __init__(self, on_call=None):
+        self.on_call = on_call
+
+    def call(self, tool, arguments):
+        if self.on_call:
+            self.on_call()
+        return CallResult(True, result=arguments)
+
+
+def test_a_chain_program_cannot_see_what_an_earlier_one_left_in_its_process():
+    assert run_chain(_Echo(), "import json\njson.left = 1\ncall('t', seen=hasattr(json, 'left'))").results == [{"seen": True}]
+    assert run_chain(_Echo(), "import json\ncall('t', seen=hasattr(json, 'left'))").results == [{"seen": False}]
+
+
+def test_a_program_that_exhausts_memory_or_hangs_leaves_the_next_program_unaffected():
+    hog = "rows = []\nwhile True:\n    rows.append(' ' * 10_000_000)\n"
+    assert run_chain(_Echo(), hog).error
+    assert "longer than" in run_chain(_Echo(), "call('t')\nwhile True:\n    pass\n", timeout=1.0).error
+    out = run_chain(_Echo(), "a = call('t', n=1)\ncall('t', n=a['n'] + 1)\n")
+    assert out.error is None and out.results == [{"n": 1}, {"n": 2}]
+    assert "more than 2 tool calls" in run_chain(_Echo(), "for n in range(5):\n    call('t', n=n)\n", max_calls=2).error
+
+
+# The guard is not the boundary: `json.codecs.sys` reaches os, so these programs meet the OS layers.
+OS = "import json\nos = json.codecs.sys.modules['os']\n"
+
+
+def test_a_program_that_kills_its_own_process_or_leaves_files_does_not_touch_the_next():
+    assert run_chain(_Echo(), OS + "os.kill(os.getpid(), 9)\n").error == "the program's process died (exit 137)"
+    assert "Operation not permitted" in run_chain(_Echo(), OS + "os.kill(os.getppid(), 9)\n").error
+    wrote = run_chain(_Echo(), OS + "f = json.codecs.open('left.txt', 'w')\nf.write('x')\nf.close()\n"
+                                    "call('t', here=os.path.exists('left.txt'))\n")
+    assert wrote.results == [{"here": True}]
+    assert run_chain(_Echo(), OS + "call('t', here=os.path.exists('left.txt'))\n").results == [{"here": False}]
+
+
+def test_a_program_that_writes_half_a_line_or_reads_no_reply_still_times_out():
+    half = OS + "os.write(3, b'{')\nwhile True:\n    pass\n"
+    deaf = OS + "os.write(3, json.dumps({'call': 't', 'arguments': {'x': 'y' * 1_000_000}}).encode() + b'\\n')\n" \
+                "while True:\n    pass\n"
+    for program in (half, deaf):
+        assert run_chain(_Echo(), program, timeout=1.0).error == "the program ran longer than 1 s"
+
+
+def test_a_chain_template_that_dies_mid_program_is_replaced_for_the_next():
+    assert run_chain(_Echo(), "call('t')").error is None
+    template = execute._templates[512]
+    starts = template.starts
+    kill = _Echo(on_call=lambda: os.kill(template._proc.pid, signal.SIGKILL))
+    out = run_chain(kill, "call('t')\nwhile True:\n    pass\n", timeout=10.0)  # its fork dies with it
+    assert out.error.startswith(("the program's process died", "the program's process broke the protocol"))
+    out = run_chain(_Echo(), "call('t', n=1)")
+    assert out.error is None and out.results == [{"n": 1}] and template.starts == starts + 1
 
 
 def test_dependency_aware_expansion_only_adds_tools_whose_inputs_are_produced_inside():
