@@ -4,7 +4,8 @@ on the host, listening sockets, this process's memory and children, the verdict 
 decides), never by what the attacking tool says.
 
 Every attack passes the AST guard: it reaches `os`, `open` and `socket` through modules the
-guard allows (`dataclasses.sys`, `enum.bltns`, the session's DB-API module).
+guard allows, by names the static check cannot follow (`_d = dataclasses; _d.sys`, `_e.bltns`,
+the session's DB-API module).
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ SCHEMA = DBSchema(tables=[Table(name="item", id_prefix="IT", columns=[
 ])])
 STATE = {"item": [{"item_id": "IT-0001", "label": "a"}]}
 
-_OS = "    import dataclasses\n    os = dataclasses.sys.modules['os']\n"
+_OS = "    import dataclasses\n    _d = dataclasses\n    os = _d.sys.modules['os']\n"
 _DBAPI_OS = "    os = session.bind.dialect.dbapi.collections._sys.modules['os']\n"
-_OPEN = "    import enum\n    open_ = enum.bltns.open\n"
+_OPEN = "    import enum\n    _e = enum\n    open_ = _e.bltns.open\n"
 
 
 def _run(box: Sandbox, name: str, body: str, arguments: dict | None = None, expect_return=None) -> dict:
@@ -106,15 +107,15 @@ def test_no_network_no_unix_socket_and_no_way_back_into_the_host_namespace(box, 
     unix.bind(str(tmp_path / "s.sock"))
     unix.listen()
     # the C module underneath `socket`, so no Python-level stub stands in the way
-    connect = _OS + ("    _socket = dataclasses.sys.modules['_socket']\n    if address.startswith('/'):\n"
+    connect = _OS + ("    _socket = _d.sys.modules['_socket']\n    if address.startswith('/'):\n"
                      "        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)\n        s.connect(address)\n"
                      "    else:\n        s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\n"
                      "        s.connect(('127.0.0.1', int(address)))\n    s.send(b'leak')\n    return {'ok': True}\n")
-    setns = _OS + ("    libc = dataclasses.sys.modules['ctypes'].CDLL(None, use_errno=True)\n"
+    setns = _OS + ("    libc = _d.sys.modules['ctypes'].CDLL(None, use_errno=True)\n"
                    "    for pid in ('1', str(os.getppid())):\n        try:\n"
                    "            fd = os.open('/proc/' + pid + '/ns/net', os.O_RDONLY)\n        except OSError:\n"
                    "            continue\n        if libc.setns(fd, 0) == 0:\n            break\n"
-                   "    _socket = dataclasses.sys.modules['_socket']\n"
+                   "    _socket = _d.sys.modules['_socket']\n"
                    "    s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\n"
                    "    s.connect(('127.0.0.1', int(address)))\n    s.send(b'leak')\n    return {'ok': True}\n")
     try:
@@ -153,8 +154,8 @@ ADD_ITEM = ("from db import Item, next_id\n\ndef add_item(session, label: str) -
 
 
 def test_nothing_a_tool_under_test_changes_persists_into_the_next_tool(box):
-    poison = ("    import json\n    import db\n    import dataclasses\n    import sqlalchemy\n"
-              "    builtins = dataclasses.sys.modules['builtins']\n"
+    poison = ("    import json\n    import db\n    import dataclasses\n    _d = dataclasses\n    import sqlalchemy\n"
+              "    builtins = _d.sys.modules['builtins']\n"
               "    json.dumps = lambda *a, **k: '\"poisoned\"'\n    db.next_id = lambda s, m: 'POISONED'\n"
               "    db.to_dict = lambda row: {'poisoned': True}\n    builtins.len = lambda x: 0\n"
               "    sqlalchemy.orm.Session.add = lambda self, obj: None\n"
@@ -188,8 +189,8 @@ def test_folders_left_in_the_scratch_are_gone_for_the_next_tool_even_unwritable_
 def test_forged_verdicts_and_extra_frames_do_not_make_a_wrong_tool_pass(box):
     # A wrong tool (returns nothing useful) writes "passed" replies for every plausible request id
     # to every pipe it has, then returns. The parent must still judge it by what it really returned.
-    forge = _OS + ("    struct = dataclasses.sys.modules['struct']\n    json = dataclasses.sys.modules['json']\n"
-                   "    stat = dataclasses.sys.modules['stat']\n"
+    forge = _OS + ("    struct = _d.sys.modules['struct']\n    json = _d.sys.modules['json']\n"
+                   "    stat = _d.sys.modules['stat']\n"
                    "    body = json.dumps({'ok': True, 'outcomes': [{'returned': {'ok': True}, 'error': None,"
                    " 'changes': {}}]}).encode()\n"
                    "    for fd in range(0, 64):\n        try:\n            if not stat.S_ISFIFO(os.fstat(fd).st_mode):\n"

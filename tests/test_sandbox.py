@@ -58,6 +58,19 @@ def test_escape_hatches_are_refused(snippet):
         check_source(f"def probe(session):\n    return {snippet}\n")
 
 
+@pytest.mark.parametrize("source, module", [
+    ("import json\n\ndef probe(session):\n    return json.codecs.sys.modules['os']\n", "codecs"),
+    ("import json as j\n\ndef probe(session):\n    return j.codecs\n", "codecs"),
+    ("from json import codecs\n\ndef probe(session):\n    return codecs.sys\n", "codecs"),
+    ("from sqlalchemy import util\n\ndef probe(session):\n    return util.compat.sys\n", "sys"),
+])
+def test_an_allowed_module_is_no_way_to_a_refused_one(source, module):
+    with pytest.raises(UnsafeCode, match=f"module {module!r} is not allowed"):
+        check_source(source)
+    check_source("import json\nimport datetime\n\ndef probe(session):\n"
+                 "    return json.dumps({'at': datetime.datetime(2025, 3, 1).isoformat()})\n")
+
+
 GET_ITEM = ("from db import Item, get_or_raise, to_dict\n\ndef get_item(session, item_id: str) -> dict:\n"
             "    return to_dict(get_or_raise(session, Item, item_id))\n")
 GET_ITEM_TEST = {"arguments": {"item_id": "IT-0001"}, "expect_return": STATE["item"][0]}

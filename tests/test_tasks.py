@@ -198,14 +198,15 @@ def test_a_program_that_exhausts_memory_or_hangs_leaves_the_next_program_unaffec
     assert "more than 2 tool calls" in run_chain(_Echo(), "for n in range(5):\n    call('t', n=n)\n", max_calls=2).error
 
 
-# The guard is not the boundary: `json.codecs.sys` reaches os, so these programs meet the OS layers.
-OS = "import json\nos = json.codecs.sys.modules['os']\n"
+# The static check is not the boundary: it refuses `json.codecs.sys`, but not the same walk from
+# a name it cannot follow, so these programs reach os and meet the OS layers.
+OS = "import json\nj = json\nos = j.codecs.sys.modules['os']\n"
 
 
 def test_a_program_that_kills_its_own_process_or_leaves_files_does_not_touch_the_next():
     assert run_chain(_Echo(), OS + "os.kill(os.getpid(), 9)\n").error == "the program's process died (exit 137)"
     assert "Operation not permitted" in run_chain(_Echo(), OS + "os.kill(os.getppid(), 9)\n").error
-    wrote = run_chain(_Echo(), OS + "f = json.codecs.open('left.txt', 'w')\nf.write('x')\nf.close()\n"
+    wrote = run_chain(_Echo(), OS + "f = j.codecs.open('left.txt', 'w')\nf.write('x')\nf.close()\n"
                                     "call('t', here=os.path.exists('left.txt'))\n")
     assert wrote.results == [{"here": True}]
     assert run_chain(_Echo(), OS + "call('t', here=os.path.exists('left.txt'))\n").results == [{"here": False}]

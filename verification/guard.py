@@ -9,7 +9,9 @@ allow-list again at run time.
 from __future__ import annotations
 
 import ast
+import importlib
 import threading
+import types
 
 ALLOWED_MODULES = frozenset({
     "db", "datetime", "re", "math", "json", "decimal", "typing", "collections", "itertools",
@@ -59,5 +61,58 @@ def check_source(source: str, allowed: frozenset[str] = ALLOWED_MODULES) -> None
             problems.append(f"line {node.lineno}: access to {node.attr!r} is not allowed")
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             problems.append(f"line {node.lineno}: global state is not allowed")
+    problems += _module_links(tree, allowed)
     if problems:
         raise UnsafeCode("; ".join(problems))
+
+
+def _module_links(tree: ast.Module, allowed: frozenset[str]) -> list[str]:
+    """Attribute chains and from-imports that reach, through an allowed module, a module outside
+    the allow-list (`json.codecs.sys`, `from json import codecs`). The allowed libraries are
+    imported here to look into them (never the domain's `db`, nor anything outside the list).
+    This closes the obvious routes; an object's attributes lead to modules too, which is why the
+    confinement, not this check, is the boundary."""
+    def outside(value: object) -> bool:
+        return isinstance(value, types.ModuleType) and value.__name__.split(".")[0] not in allowed
+
+    def module(name: str) -> types.ModuleType | None:
+        if name.split(".")[0] not in allowed - {"db", "__future__"}:
+            return None
+        try:
+            return importlib.import_module(name)
+        except Exception:  # noqa: BLE001 (a name that does not import is refused at run time)
+            return None
+
+    bound: dict[str, types.ModuleType] = {}
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found = module(alias.name if alias.asname else alias.name.split(".")[0])
+                if found is not None:
+                    bound[alias.asname or alias.name.split(".")[0]] = found
+        elif isinstance(node, ast.ImportFrom) and not node.level and (source := module(node.module or "")):
+            for alias in node.names:
+                value = getattr(source, alias.name, None)
+                if outside(value):
+                    problems.append(f"line {node.lineno}: import of module {value.__name__!r} is not allowed")
+                elif isinstance(value, types.ModuleType):
+                    bound[alias.asname or alias.name] = value
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load):
+            continue
+        chain, base = [node.attr], node.value
+        while isinstance(base, ast.Attribute):
+            chain.insert(0, base.attr)
+            base = base.value
+        if not isinstance(base, ast.Name) or base.id not in bound:
+            continue
+        value = bound[base.id]
+        for attr in chain:
+            value = getattr(value, attr, None)
+            if outside(value):
+                problems.append(f"line {node.lineno}: access to module {value.__name__!r} is not allowed")
+                break
+            if not isinstance(value, types.ModuleType):
+                break
+    return sorted(set(problems), key=lambda p: (int(p.split(":")[0].split()[1]), p))
