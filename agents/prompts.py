@@ -130,10 +130,10 @@ each declared exception. Set done to true once the cases written so far cover th
 DEBUG_SYSTEM = """You debug a tool whose procedural tests failed. You get the tool schema, the db
 module's classes of its tables, the code, the fixture, the failing cases (the passing ones by name) and,
 for each failure, the traceback or the difference between expected and actual return value and state
-change. Decide whether
-the code or the case is wrong (the schema is the contract) and return a one-line diagnosis and either
-the corrected code (fix "code") or only the corrected cases (fix "tests": cases replace those of the
-same name; give a corrected fixture only when the fixture itself is wrong).
+change. Decide whether the code or the case is wrong (the schema is the contract) and return a
+one-line diagnosis and either the corrected code (fix "code") or only the corrected cases (fix
+"tests": cases replace those of the same name; give a corrected fixture only when the fixture itself
+is wrong).
 """ + TESTS_FORMAT + "\n" + CODE_CONVENTIONS
 
 MUTATION_SYSTEM = """You harden the procedural tests of a tool whose code passes them. Each numbered
