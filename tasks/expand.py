@@ -97,7 +97,7 @@ class _Borrowed:
         return getattr(self._episode, name)
 
     def close(self) -> None:
-        self._episode.reset()
+        pass  # the next create_episode resets it, and the owner closes it
 
 
 def auxiliary_chain(g: nx.DiGraph, remaining: set[str], seed: int) -> list[str]:
@@ -132,13 +132,16 @@ def probe(env: Environment, tools: set[str], state: State, seed: int, tries: int
     rng = random.Random(seed)
     outcomes = {}
     with env.create_episode(state=state) as episode:
+        changed = False  # a failed call leaves the state as it was: only a success needs a reset
         for tool in sorted(tools):
             if tool not in env.tools:
                 outcomes[tool] = "unverified"
                 continue
             for _ in range(tries):
-                episode.reset()
+                if changed:
+                    episode.reset()
                 out = episode.call(tool, probe_arguments(env, tool, state, rng))
+                changed = out.ok
                 outcomes[tool] = "ok" if out.ok else out.error_type
                 if out.ok:
                     break
