@@ -78,6 +78,8 @@ def _serve(episode: Episode, source: str, fork: Fork, template: ChainTemplate, o
                 out.error = f"the program's process died (exit {template.finish(fork, grace=1.0)})"
                 return
             message = json.loads(line)
+            if not isinstance(message, dict) or not isinstance(message.get("arguments", {}), dict):
+                raise ValueError(f"not a call, a failure or the end: {line[:80].strip()}")
             if "call" not in message:
                 if "failed" in message:
                     out.error = f"{message['failed']}\n{message.get('traceback', '')}".strip()

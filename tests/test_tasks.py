@@ -220,6 +220,13 @@ def test_a_program_that_writes_half_a_line_or_reads_no_reply_still_times_out():
         assert run_chain(_Echo(), program, timeout=1.0).error == "the program ran longer than 1 s"
 
 
+def test_a_program_that_writes_lines_outside_the_protocol_gets_an_error_not_a_crash():
+    for line in ("[1]", '"call"', '{"call": "t", "arguments": [1]}'):
+        run = run_chain(_Echo(), OS + f"os.write(3, {line!r}.encode() + b'\\n')\nwhile True:\n    pass\n", timeout=5.0)
+        assert run.error.startswith("the program's process broke the protocol"), run.error
+        assert run.calls == []
+
+
 def test_a_chain_template_that_dies_mid_program_is_replaced_for_the_next():
     assert run_chain(_Echo(), "call('t')").error is None
     template = execute._templates[512]
