@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import resource  # noqa: F401
-import shutil
 import signal
 import socket
 import sys
@@ -117,28 +116,6 @@ def _reap(pid: int, grace: float) -> dict:
     return {"ok": True, "status": status, "killed": killed}
 
 
-def _clear(folder: str | None, keep: frozenset[str]) -> None:
-    """Empty the scratch between programs; `keep` is what it held before any fork (bubblewrap's
-    folders for read-only binds where the checkout lies under the scratch's path)."""
-    if not folder:
-        return
-    for name in set(os.listdir(folder)) - keep:
-        path = os.path.join(folder, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            for root, subdirs, _files in os.walk(path):  # a folder made unwritable is opened first
-                for sub in [root] + [os.path.join(root, d) for d in subdirs]:
-                    try:
-                        os.chmod(sub, 0o700)
-                    except OSError:
-                        pass
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-
-
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[2]))
     spec = lockdown.take_spec()  # each fork applies it; the template runs no program itself
@@ -156,7 +133,7 @@ def main() -> None:
                 reply = _fork(message, fds, spec)
             elif message.get("op") == "reap":
                 reply = _reap(int(message["pid"]), float(message.get("grace", 0)))
-                _clear(scratch, keep)
+                lockdown.clear_scratch(scratch, keep)
             else:
                 reply = {"ok": False, "error": f"unknown request {message.get('op')!r} with {len(fds)} descriptors"}
         except Exception as error:

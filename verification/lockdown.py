@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import struct
 import sys
 
@@ -208,6 +209,29 @@ def _seccomp() -> bool:
     fprog = Prog(len(prog), ctypes.cast(filters, ctypes.c_void_p))
     # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC): every thread of the process
     return libc().syscall(317, 1, 1, ctypes.byref(fprog)) == 0
+
+
+def clear_scratch(folder: str | None, keep: frozenset[str] = frozenset()) -> None:
+    """Empty a template's scratch folder between forks: nothing one untrusted run leaves is seen by
+    the next. `keep` are the entries it held before any fork ran: where the checkout lies under
+    /tmp, bubblewrap's folders for its read-only binds, which are not walked (0.65 s a fork)."""
+    if not folder:
+        return
+    for name in set(os.listdir(folder)) - keep:
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            for root, subdirs, _files in os.walk(path):  # a folder made unwritable is opened first
+                for sub in [root] + [os.path.join(root, d) for d in subdirs]:
+                    try:
+                        os.chmod(sub, 0o700)
+                    except OSError:
+                        pass
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def _probe_child() -> None:

@@ -19,7 +19,6 @@ import gc
 import json
 import os
 import select
-import shutil
 import signal
 import sqlite3
 import sys
@@ -301,29 +300,6 @@ def _serve_in_child(handler, message: dict, spec: dict, out: int) -> None:
     os._exit(0)
 
 
-def _clear(folder: str, keep: frozenset[str]) -> None:
-    """Empty the scratch folder between requests: nothing one tool leaves is seen by the next.
-    `keep` are the entries it held before any fork ran: where the checkout lies under /tmp,
-    bubblewrap's folders for its read-only binds, which are not walked (that cost 0.65 s a fork)."""
-    for name in os.listdir(folder):
-        path = os.path.join(folder, name)
-        if name in keep:
-            continue
-        if os.path.isdir(path) and not os.path.islink(path):
-            for root, subdirs, _files in os.walk(path):  # a folder the tool made unwritable is opened first
-                for sub in [root] + [os.path.join(root, d) for d in subdirs]:
-                    try:
-                        os.chmod(sub, 0o700)
-                    except OSError:
-                        pass
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-
-
 def in_child(handler, message: dict, spec: dict, budget: float, max_bytes: int,
              keep: frozenset[str] = frozenset()) -> bytes:
     """Run one request in a process forked from this template; its JSON reply, or an error."""
@@ -357,7 +333,7 @@ def in_child(handler, message: dict, spec: dict, budget: float, max_bytes: int,
     os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     for folder in spec.get("writable", [])[:1]:
-        _clear(folder, keep)
+        lockdown.clear_scratch(folder, keep)
     if problem is None and (not chunks or os.WIFSIGNALED(status)):
         problem = f"the sandbox worker was killed (status {status})"
     return json.dumps({"ok": False, "error": problem}).encode() if problem else b"".join(chunks)
