@@ -1,8 +1,9 @@
 """Mutation gate: a verified tool's tests must notice when its code is wrong.
 
 The tool's code is mutated (verification.mutation's AST operators, one change per mutant) and
-its tests run against every mutant in the sandbox. Mutants that pass every test go back to the
-test agent, a few per request: write a case that fails on the change, or argue that the change
+its tests run against every mutant in the sandbox. Survivors that verification.equivalence proves
+equivalent from the code and the schema are recorded as such; the others go back to the test
+agent, a few per request: write a case that fails on the change, or argue that the change
 is equivalent. A new case joins the tests only if it passes on the real code; an argued
 equivalence is recorded with its reason and leaves the mutant out of the score. Rejection cases
 that argument validation refuses before the tool runs are flagged and do not count.
@@ -19,6 +20,7 @@ from agents.llm import LLM, StepKey
 from agents.prompts import MUTATION_SYSTEM
 from agents.test_format import TestCase, describe_state, expand
 from domains.spec import DomainSpec, State, ToolSchema
+from verification.equivalence import proved_equivalent
 from verification.guard import parse
 from verification.mutation import Mutant, mutants, reference, run_mutant, unreachable_rejections
 from verification.sandbox import Sandbox
@@ -60,7 +62,10 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
     for mutant in found:
         run_mutant(box, tool.name, mutant, tests, signatures)
     first_score = _score(found, {})
-    equivalent: dict[int, str] = {}
+    # survivors proved equivalent from the code and the schema are not asked about
+    proved = {i: why for i, m in enumerate(found, 1)
+              if m.status == "survived" and (why := proved_equivalent(tool, code, m))}
+    equivalent: dict[int, str] = dict(proved)
     added, refused = [], []
     normal = ast.unparse(parse(code))
     for round_ in range(rounds):
@@ -112,6 +117,7 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
         "invalid": sum(m.status == "invalid" for m in found),
         "equivalent": {str(i): f"{found[i - 1].operator}: {found[i - 1].description}: {why}"
                        for i, why in sorted(equivalent.items())},
+        "proved_equivalent": sorted(str(i) for i in proved),  # without a model (verification.equivalence)
         "survived": [f"{m.operator}: {m.description}" for i, m in enumerate(found, 1)
                      if m.status == "survived" and i not in equivalent],
         "score_before": first_score,
@@ -135,4 +141,5 @@ def summarise(records: dict[str, dict]) -> dict:
     counted = sum(r["mutants"] - len(r["equivalent"]) for r in records.values())
     return {"score": round(killed / counted, 4) if counted else None, "mutants": counted, "killed": killed,
             "equivalent": sum(len(r["equivalent"]) for r in records.values()),
+            "proved_equivalent": sum(len(r.get("proved_equivalent", [])) for r in records.values()),
             "tools": dict(sorted(records.items()))}

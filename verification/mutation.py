@@ -57,6 +57,7 @@ class Mutant(BaseModel):
     source: str = ""
     status: Literal["killed", "survived", "invalid", "pending"] = "pending"
     killed_by: str | None = None  # the first test that failed
+    point: tuple[int, int] = (0, 0)  # (node in ast.walk order of the parsed source, variant): where it changed
 
     @property
     def where(self) -> str:
@@ -173,7 +174,8 @@ def mutants(source: str, line_offset: int = 0, first_line: int = 1) -> list[Muta
         if text in seen:
             continue
         seen.add(text)
-        out.append(Mutant(operator=operator, line=line + line_offset, description=description, source=text))
+        out.append(Mutant(operator=operator, line=line + line_offset, description=description, source=text,
+                          point=(index, variant)))
     return sorted(out, key=lambda m: (m.line, m.operator, m.description))
 
 
