@@ -469,18 +469,22 @@ class LLM:
 
 
 def schema_text(schema: type[BaseModel]) -> str:
-    """An answer schema as the system prompt shows it: compact JSON without pydantic's titles."""
-    return json.dumps(_untitled(schema.model_json_schema()), sort_keys=True, separators=(",", ":"))
+    """An answer schema as the system prompt shows it: compact JSON without what says nothing new
+    (pydantic's titles, a model's own description, which the prompt's prose gives, and the
+    defaults `additionalProperties: true`, empty and null). The provider still gets the schema as it is."""
+    return json.dumps(_for_prompt(schema.model_json_schema()), sort_keys=True, separators=(",", ":"))
 
 
-def _untitled(schema: object) -> object:
-    """A JSON schema without pydantic's generated titles (the property names already say them), for
-    the prompt; the provider still gets the schema as it is. Values (defaults, enums) are kept whole."""
+def _for_prompt(schema: object) -> object:
     if isinstance(schema, dict):
-        return {k: v if k in ("default", "const", "enum", "examples") else _untitled(v)
-                for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+        return {k: v if k in ("default", "const", "enum", "examples") else _for_prompt(v)
+                for k, v in schema.items()
+                if not (k == "title" and isinstance(v, str))
+                and not (k == "description" and isinstance(v, str) and "properties" in schema)
+                and not (k == "additionalProperties" and v is True)
+                and not (k == "default" and v in (None, [], {}))}
     if isinstance(schema, list):
-        return [_untitled(v) for v in schema]
+        return [_for_prompt(v) for v in schema]
     return schema
 
 
