@@ -117,7 +117,8 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
         "invalid": sum(m.status == "invalid" for m in found),
         "equivalent": {str(i): f"{found[i - 1].operator}: {found[i - 1].description}: {why}"
                        for i, why in sorted(equivalent.items())},
-        "proved_equivalent": sorted(str(i) for i in proved),  # without a model (verification.equivalence)
+        # without a model (verification.equivalence); a test that passes a null the runtime would drop may kill one
+        "proved_equivalent": sorted(str(i) for i in proved if i in equivalent),
         "survived": [f"{m.operator}: {m.description}" for i, m in enumerate(found, 1)
                      if m.status == "survived" and i not in equivalent],
         "score_before": first_score,

@@ -167,3 +167,12 @@ def test_every_mutant_proved_equivalent_in_job_seeking_behaves_like_the_code_on_
                 got = [signature(r) for r in box.run_source(name, mutant.source, tests)]
                 assert got == expected, f"{name}: {mutant.description} differs from the code"
     assert proved >= 40
+
+
+def test_a_fill_in_for_a_null_the_runtime_never_passes_is_proved_but_the_default_itself_is_not():
+    code = (HEADER + "def tag(session, item_id: str, color: str, label: str, weight: int = 7, size: str = None) -> dict:\n"
+            "    if weight is None:\n        weight = 7\n    return {'ok': weight}\n")
+    changed = {m.line: m for m in mutants(code) if m.description == "7 → 8"}
+    default, fill = changed[min(changed)], changed[max(changed)]
+    assert proved_equivalent(TOOL, code, fill)  # a missing or null weight becomes the default 7, never None
+    assert proved_equivalent(TOOL, code, default) is None

@@ -32,7 +32,8 @@ def test_every_operator_makes_its_mutants_and_each_changes_one_place():
     by_operator = {op: [m.description for m in found if m.operator == op] for op in OPERATORS}
     assert by_operator["flip_comparison"] == ["not in → in", "< → >=", ">= → <"]
     assert by_operator["move_boundary"] == ["< → <=", ">= → >"]
-    assert sorted(by_operator["change_constant"]) == ["1 → 2", "30 → 31", "7 → 8", "True → False"]
+    assert sorted(by_operator["change_constant"]) == ["1 → 0", "1 → 2", "30 → 29", "30 → 31", "7 → 6", "7 → 8",
+                                                      "True → False"]
     assert len(by_operator["negate_condition"]) == 2
     assert by_operator["remove_raise"] == ["raise ValueError('bad status') removed"]
     assert sorted(by_operator["remove_write"]) == ["item.status = 'closed' removed", "session.add(item) removed"]

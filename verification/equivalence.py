@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import ast
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domains.spec import ToolSchema
 from verification.guard import parse
-from verification.mutation import Mutant
+
+if TYPE_CHECKING:  # verification.mutation counts proved survivors with this module
+    from verification.mutation import Mutant
 
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict, "tuple": tuple}
 _PYTHON = {"string": [str], "integer": [int], "number": [int, float], "boolean": [bool], "array": [list],
@@ -144,9 +146,7 @@ def _domains(tool: ToolSchema, function: ast.FunctionDef, position: int) -> dict
             if not isinstance(default, ast.Constant):
                 continue  # a default that is not a constant: unknown
             values.append(default.value)
-        if fill:
-            if position <= fill[0]:
-                continue  # at or before the fill the parameter is not yet what it will be
+        if fill and position > fill[0]:
             values = [fill[1] if v is None else v for v in values]
         out[param.name] = values
     return out

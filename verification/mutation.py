@@ -7,7 +7,7 @@
 Operators (our own, on the tool's AST; each mutant changes one place):
   flip_comparison   == ↔ !=, < ↔ >=, > ↔ <=, in ↔ not in, is ↔ is not
   move_boundary     < ↔ <=, > ↔ >=
-  change_constant   an integer or float n → n + 1, True ↔ False
+  change_constant   an integer or float n → n + 1 and n → n − 1 (a bound moved either way), True ↔ False
   negate_condition  the test of an if, while, conditional expression or assert → not (test)
   remove_write      `session.add/delete/merge(...)` or an assignment to a row's attribute → pass
   remove_raise      raise ... → pass
@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from domains.spec import DomainSpec, ToolTest
 from mcp_servers.schemas import ArgumentError, ArgumentValidator
+from verification.equivalence import proved_equivalent
 from verification.guard import parse
 from verification.procedural import tool_names, tool_sources
 from verification.sandbox import Sandbox
@@ -69,6 +70,7 @@ class ToolMutationReport(BaseModel):
     mutants: list[Mutant]
     tests: int  # the cases run against each mutant
     unreachable_rejections: list[str]  # rejection cases argument validation refuses first
+    proved_equivalent: int = 0  # survivors verification.equivalence proves no call can tell from the code
     seconds: float = 0.0
 
     @property
@@ -92,7 +94,7 @@ class ToolMutationReport(BaseModel):
         """What report.json keeps per tool."""
         return {"mutants": self.killed + self.survived, "killed": self.killed, "score": self.score,
                 "invalid": sum(m.status == "invalid" for m in self.mutants),
-                "unreachable_rejections": self.unreachable_rejections,
+                "unreachable_rejections": self.unreachable_rejections, "proved_equivalent": self.proved_equivalent,
                 "survivors": [f"{m.operator} at {m.where}" for m in self.survivors]}
 
 
@@ -110,9 +112,11 @@ def _points(tree: ast.Module, first_line: int) -> list[tuple[int, str, int, str,
                     found.append((i, "flip_comparison", k, f"{_SYMBOL[type(op)]} → {_SYMBOL[_FLIP[type(op)]]}", line))
                 if type(op) in _BOUNDARY:
                     found.append((i, "move_boundary", k, f"{_SYMBOL[type(op)]} → {_SYMBOL[_BOUNDARY[type(op)]]}", line))
-        elif isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
-            new = (not node.value) if isinstance(node.value, bool) else node.value + 1
-            found.append((i, "change_constant", 0, f"{node.value!r} → {new!r}", line))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            found.append((i, "change_constant", 0, f"{node.value!r} → {not node.value!r}", line))
+        elif isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            for k, step in enumerate((1, -1)):
+                found.append((i, "change_constant", k, f"{node.value!r} → {node.value + step!r}", line))
         elif isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             found.append((i, "negate_condition", 0, f"not ({ast.unparse(node.test)[:60]})", line))
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 2 and all(
@@ -153,7 +157,7 @@ def _apply(tree: ast.Module, index: int, operator: str, variant: int) -> ast.Mod
     elif operator == "move_boundary":
         node.ops[variant] = _BOUNDARY[type(node.ops[variant])]()
     elif operator == "change_constant":
-        node.value = (not node.value) if isinstance(node.value, bool) else node.value + 1
+        node.value = (not node.value) if isinstance(node.value, bool) else node.value + (1, -1)[variant]
     elif operator == "negate_condition":
         node.test = ast.UnaryOp(op=ast.Not(), operand=node.test)
     elif operator == "drop_value":
@@ -249,8 +253,9 @@ def mutation_report(domain_dir: Path, tool: str, workers: int = 1, sandboxes: li
         if own:
             for box in boxes:
                 box.close()
+    proved = sum(m.status == "survived" and proved_equivalent(spec.tool(tool), source, m) is not None for m in found)
     return ToolMutationReport(tool=tool, mutants=found, tests=len(runnable), unreachable_rejections=unreachable,
-                              seconds=round(time.perf_counter() - started, 2))
+                              proved_equivalent=proved, seconds=round(time.perf_counter() - started, 2))
 
 
 def domain_mutation_report(domain_dir: Path, tools: list[str] | None = None, workers: int = 2,
@@ -282,7 +287,10 @@ def summarise(reports: list[ToolMutationReport]) -> dict:
         if ms:
             by_operator[op] = {"mutants": len(ms), "killed": sum(m.status == "killed" for m in ms),
                                "score": round(sum(m.status == "killed" for m in ms) / len(ms), 4)}
+    proved = sum(r.proved_equivalent for r in reports)
     return {"score": round(killed / counted, 4) if counted else None, "mutants": counted, "killed": killed,
+            "proved_equivalent": proved,
+            "score_without_proved": round(killed / (counted - proved), 4) if counted > proved else None,
             "by_operator": by_operator,
             "unreachable_rejections": sum(len(r.unreachable_rejections) for r in reports),
             "tools": {r.tool: r.summary() for r in reports}}
