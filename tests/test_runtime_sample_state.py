@@ -7,7 +7,7 @@ from pathlib import Path
 
 from domains.spec import DBSchema, DomainSpec
 from domains.db_layer import table_order
-from mcp_servers.sample_state import build_sample_state, merge_states
+from mcp_servers.sample_state import BULK, build_sample_state, merge_states
 from tests.mcp_fixtures import DUNE, fixture_domain  # noqa: F401
 
 SCHEMA = DBSchema.model_validate({"tables": [
@@ -44,6 +44,14 @@ def test_first_row_wins_on_key_and_unique_collisions_and_dangling_rows_are_dropp
         "job": [{"job_id": "JB-1", "code": "A"}, {"job_id": "JB-3", "code": "C"}],
     }
     assert merge_states(SCHEMA, [first, second]) == merged  # deterministic
+
+
+def test_a_table_filled_in_bulk_to_test_a_limit_is_left_out_of_that_state():
+    typical = {"job": [{"job_id": "JB-1", "code": "A"}]}
+    filler = {"job": [{"job_id": f"JB-{i}", "code": f"Company {i}"} for i in range(2, BULK + 3)],
+              "application": [{"application_id": "AP-1", "job_id": "JB-1"}]}
+    merged = merge_states(SCHEMA, [typical, filler])
+    assert merged == {"application": [{"application_id": "AP-1", "job_id": "JB-1"}], "job": typical["job"]}
 
 
 def _domain(tmp_path: Path, tests: dict[str, list[dict]]) -> Path:
