@@ -32,9 +32,9 @@ TOOL = ToolSchema.model_validate({
 HEADER = "from db import Item, NotFound, InvalidInput, get_or_raise\nfrom sqlmodel import select\n\nCOLORS = ('red', 'blue')\n\n\n"
 
 
-def _verdict(body: str, description: str) -> str | None:
-    code = HEADER + "def tag(session, item_id: str, color: str, label: str, weight: int = None, size: str = None) -> dict:\n" + body
-    found = [m for m in mutants(code) if m.description == description and m.line > HEADER.count("\n")]
+def _verdict(body: str, description: str, header: str = HEADER) -> str | None:
+    code = header + "def tag(session, item_id: str, color: str, label: str, weight: int = None, size: str = None) -> dict:\n" + body
+    found = [m for m in mutants(code) if m.description == description and m.line > header.count("\n")]
     assert len(found) == 1, [m.description for m in mutants(code)]
     return proved_equivalent(TOOL, code, found[0])
 
@@ -72,6 +72,8 @@ def test_a_raise_under_a_guard_argument_validation_decides_is_proved_equivalent(
     "    return {'ok': True}\n",
     # a check of a value, not of a type
     "    if not isinstance(label, str) or not label.strip():\n        raise InvalidInput('no')\n    return {'ok': True}\n",
+    # a part Python evaluates first may raise or decide: what follows it does not settle the guard
+    "    if label.strip() == 'x' and color not in COLORS:\n        raise InvalidInput('no')\n    return {'ok': True}\n",
 ])
 def test_a_raise_a_valid_call_can_reach_is_not_proved(body):
     assert _verdict(body, RAISE) is None
@@ -106,12 +108,23 @@ def test_adding_a_row_loaded_from_the_session_is_proved_a_no_op(body):
     "    item = session.get(Item, item_id)\n    session.add(item)\n    return {'ok': True}\n",
     # deleted, then added back
     "    item = get_or_raise(session, Item, item_id)\n    session.delete(item)\n    session.add(item)\n    return {'ok': True}\n",
+    # the session handed to a helper, which may delete or detach the row
+    "    item = get_or_raise(session, Item, item_id)\n    _retire(session, item)\n    session.add(item)\n"
+    "    return {'ok': True}\n",
     # bound to a loaded row on one path and a new one on another
     "    item = get_or_raise(session, Item, item_id)\n    if color == 'red':\n        item = Item(item_id='X', color=color)\n"
     "    session.add(item)\n    return {'ok': True}\n",
 ])
 def test_adding_a_row_that_may_be_new_is_not_proved(body):
     assert _verdict(body, LOADED) is None
+
+
+def test_nothing_is_proved_where_the_code_redefines_a_name_the_proof_relies_on():
+    body = "    if color not in COLORS:\n        raise InvalidInput('no')\n    return {'ok': True}\n"
+    assert _verdict(body, RAISE)
+    for redefinition in ("def isinstance(value, kind):\n    return True\n\n\n",
+                         "from db import Item as get_or_raise\n\n\n", "str = int\n\n\n"):
+        assert _verdict(body, RAISE, HEADER + redefinition) is None, redefinition
 
 
 # -- the proofs on the bundled domain, against random valid calls --------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from domains.spec import ToolSchema
@@ -33,6 +34,9 @@ _TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "d
 _PYTHON = {"string": [str], "integer": [int], "number": [int, float], "boolean": [bool], "array": [list],
            "object": [dict]}
 _SAMPLE = {str: "text", int: 7, float: 7.5, list: ["text"], dict: {"key": "text"}}
+_DB_HELPERS = {"get_or_raise", "next_id", "now", "today"}  # the db module's, which take the session
+_IMPORTED = {"db": _DB_HELPERS, "sqlmodel": {"select"}}  # where the names the proofs rely on come from
+_TRUSTED = set(_TYPES) | {"isinstance", "select"} | _DB_HELPERS  # bound otherwise, no proof is given
 _UNKNOWN = object()
 _MAX_CASES = 4096
 
@@ -52,8 +56,8 @@ def proved_equivalent(tool: ToolSchema, code: str, mutant: Mutant) -> str | None
     operator, (index, variant) = mutant.operator, mutant.point
     nodes = list(ast.walk(tree))
     function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == tool.name), None)
-    if function is None or not any(n is nodes[index] for n in ast.walk(function)):
-        return None
+    if function is None or not any(n is nodes[index] for n in ast.walk(function)) or _TRUSTED & set(_bound(tree)):
+        return None  # not the tool's own code, or a builtin or db helper the proof relies on is redefined
     parents = {child: parent for parent in ast.walk(function) for child in ast.iter_child_nodes(parent)}
     node = nodes[index]
     if operator in ("remove_raise", "remove_write"):
@@ -152,15 +156,25 @@ def _domains(tool: ToolSchema, function: ast.FunctionDef, position: int) -> dict
     return out
 
 
-def _constants(tree: ast.Module) -> dict[str, Any]:
-    """Names bound exactly once, at module level, to a literal collection of constants (a dict's keys)."""
-    bound: dict[str, int] = {}
+def _bound(tree: ast.Module) -> Counter:
+    """How often each name is bound anywhere in the code (assigned, defined, imported, a parameter)."""
+    bound: Counter = Counter()
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            bound[n.id] = bound.get(n.id, 0) + 1
-        elif isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.alias)):
-            name = n.asname or n.name if isinstance(n, ast.alias) else n.name
-            bound[name] = bound.get(name, 0) + 1
+            bound[n.id] += 1
+        elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+            bound[n.name] += 1
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            genuine = _IMPORTED.get(n.module, set()) if isinstance(n, ast.ImportFrom) else set()
+            bound.update(a.asname or a.name for a in n.names if a.asname is not None or a.name not in genuine)
+        elif isinstance(n, ast.arg):
+            bound[n.arg] += 1
+    return bound
+
+
+def _constants(tree: ast.Module) -> dict[str, Any]:
+    """Names bound exactly once, at module level, to a literal collection of constants (a dict's keys)."""
+    bound = _bound(tree)
     out = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -187,11 +201,13 @@ def _literal(node: ast.AST) -> Any:
 
 def _truth(node: ast.expr, env: dict[str, Any]) -> bool | None:
     if isinstance(node, ast.BoolOp):
-        parts = [_truth(v, env) for v in node.values]
+        # left to right as Python goes: a part not known may raise or decide what runs after it
         decisive = isinstance(node.op, ast.Or)  # an Or is decided by a true part, an And by a false one
-        if decisive in parts:
-            return decisive
-        return None if None in parts else not decisive
+        for part in node.values:
+            truth = _truth(part, env)
+            if truth is None or truth is decisive:
+                return truth
+        return not decisive
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = _truth(node.operand, env)
         return None if inner is None else not inner
@@ -280,6 +296,12 @@ def _loaded_row_added(function: ast.FunctionDef, stmt: ast.stmt) -> str | None:
     for n in ast.walk(function):
         if isinstance(n, ast.Call) and _method(n, session) in ("delete", "expunge", "expunge_all", "close",
                                                                "merge", "rollback"):
+            return None
+        # the session handed to anything but the db helpers could delete or detach the row there
+        if isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id == session for a in n.args) and not (
+                isinstance(n.func, ast.Name) and n.func.id in _DB_HELPERS):
+            return None
+        if isinstance(n, ast.keyword) and isinstance(n.value, ast.Name) and n.value.id == session:
             return None
     bindings = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == row
                 and not isinstance(n.ctx, ast.Load)]
