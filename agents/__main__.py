@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agents.llm import IDENT_HELP, LLM, LLMError, MissingStep, Transcript, backend_for, valid_name
 from agents.pipeline import Run, run_pipeline
+from domains.report_page import write_report_page
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 
@@ -86,7 +87,9 @@ def execute(run: Run, fresh: bool = False) -> int:
     if run.llm.changed_prompts:
         print(f"worldsmith: {len(run.llm.changed_prompts)} replayed steps were recorded with a different prompt "
               f"(the answers were served as recorded): {', '.join(run.llm.changed_prompts[:10])}", file=sys.stderr)
-    print(f"worldsmith: {run.domain} written to {where}/ in {timings['total_seconds']:.1f} s", file=sys.stderr)
+    write_report_page(run.out)
+    print(f"worldsmith: {run.domain} written to {where}/ in {timings['total_seconds']:.1f} s "
+          f"(report.md: what was built and how well it is tested)", file=sys.stderr)
     tools = json.loads((run.out / "report.json").read_text())["tools"]
     if not tools["verified"]:
         print(f"worldsmith: no tool of {run.domain} was verified (see {where}/report.json, "

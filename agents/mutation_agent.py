@@ -61,7 +61,7 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
     signatures = reference(verified if verified is not None else box.run_source(tool.name, code, tests))
     for mutant in found:
         run_mutant(box, tool.name, mutant, tests, signatures)
-    first_score = _score(found, {})
+    first_score, killed_before = _score(found, {}), sum(m.status == "killed" for m in found)
     # survivors proved equivalent from the code and the schema are not asked about
     proved = {i: why for i, m in enumerate(found, 1)
               if m.status == "survived" and (why := proved_equivalent(tool, code, m))}
@@ -121,7 +121,8 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
         "proved_equivalent": sorted(str(i) for i in proved if i in equivalent),
         "survived": [f"{m.operator}: {m.description}" for i, m in enumerate(found, 1)
                      if m.status == "survived" and i not in equivalent],
-        "score_before": first_score,
+        "score_before": first_score,  # over every mutant, before the gate and its equivalences
+        "killed_before": killed_before,
         "score": _score(found, equivalent),
         "added_cases": added,
         "refused_cases": refused,  # they failed on the real code

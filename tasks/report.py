@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from agents.llm import LLM
+from domains.report_page import write_report_page
 from domains.spec import DomainSpec
 from tasks.model import Task
 
@@ -48,6 +49,8 @@ def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
     report["tasks"] = summary
     report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    if (out / "spec.json").exists():
+        write_report_page(out)  # the domain's page shows the tasks too
     summary["seconds"] = round(seconds, 3)
     return summary
 
