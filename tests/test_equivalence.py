@@ -65,6 +65,8 @@ def test_a_raise_under_a_guard_argument_validation_decides_is_proved_equivalent(
     # the None default is filled in only after the guard
     "    if size not in ('s', 'm'):\n        raise InvalidInput('no')\n    if size is None:\n        size = 's'\n"
     "    return {'ok': True}\n",
+    # the list of allowed values is changed in place
+    "    COLORS.append('green')\n    if color not in COLORS:\n        raise InvalidInput('no')\n    return {'ok': True}\n",
     # the parameter is rebound before the guard
     "    color = color.upper()\n    if color not in COLORS:\n        raise InvalidInput('no')\n    return {'ok': True}\n",
     # a guard on something other than the arguments

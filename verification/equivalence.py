@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # verification.mutation counts proved survivors with this mod
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict, "tuple": tuple}
 _PYTHON = {"string": [str], "integer": [int], "number": [int, float], "boolean": [bool], "array": [list],
            "object": [dict]}
-_SAMPLE = {str: "text", int: 7, float: 7.5, list: ["text"], dict: {"key": "text"}}
+_MUTATORS = {"append", "extend", "insert", "remove", "pop", "clear", "add", "discard", "update", "setdefault",
+             "popitem", "sort", "reverse", "difference_update", "intersection_update", "symmetric_difference_update"}
 _DB_HELPERS = {"get_or_raise", "next_id", "now", "today"}  # the db module's, which take the session
 _IMPORTED = {"db": _DB_HELPERS, "sqlmodel": {"select"}}  # where the names the proofs rely on come from
 _TRUSTED = set(_TYPES) | {"isinstance", "select"} | _DB_HELPERS  # bound otherwise, no proof is given
@@ -118,12 +119,8 @@ def _domains(tool: ToolSchema, function: ast.FunctionDef, position: int) -> dict
     function sees them at its top-level statement `position`: a null or missing optional argument
     becomes the function's own default, and `if p is None: p = <constant>` earlier in the body
     replaces None. A parameter the function rebinds otherwise is left out (unknown)."""
-    stores: dict[str, int] = {}
-    for n in ast.walk(function):
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            stores[n.id] = stores.get(n.id, 0) + 1
-        elif isinstance(n, ast.arg) and n not in function.args.args:
-            stores[n.arg] = stores.get(n.arg, 0) + 1
+    stores = Counter(n.id for n in ast.walk(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+    stores.update(n.arg for n in ast.walk(function) if isinstance(n, ast.arg) and n not in function.args.args)
     fills = {}  # parameter -> the constant `if p is None: p = <constant>` gives it, at top-level statement k
     for k, stmt in enumerate(function.body):
         if (isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Assign)
@@ -173,14 +170,18 @@ def _bound(tree: ast.Module) -> Counter:
 
 
 def _constants(tree: ast.Module) -> dict[str, Any]:
-    """Names bound exactly once, at module level, to a literal collection of constants (a dict's keys)."""
+    """Names bound exactly once, at module level, to a literal collection of constants (a dict's
+    keys) that the code never changes in place."""
     bound = _bound(tree)
+    changed = {n.value.id for n in ast.walk(tree) if isinstance(n, (ast.Attribute, ast.Subscript))
+               and isinstance(n.value, ast.Name)
+               and (not isinstance(n.ctx, ast.Load) or isinstance(n, ast.Attribute) and n.attr in _MUTATORS)}
     out = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
             value = _literal(stmt.value)
-            if bound.get(name) == 1 and value is not _UNKNOWN:
+            if bound.get(name) == 1 and name not in changed and value is not _UNKNOWN:
                 out[name] = value
     return out
 
