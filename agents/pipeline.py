@@ -294,7 +294,7 @@ def first_problem(refused: str | None, results: list[dict]) -> str:
     if refused:
         return f"the code was refused: {refused}"[:300]
     failed = next(r for r in results if not r["passed"])
-    return f"test {failed['name']}: {failed['problems'][0]}".splitlines()[0][:300]
+    return " ".join(f"test {failed['name']}: {failed['problems'][0]}".split())[:300]  # expected and actual, on one line
 
 
 def write_json(path: Path, data: object) -> None:
