@@ -110,6 +110,8 @@ def test_adding_a_row_loaded_from_the_session_is_proved_a_no_op(body):
     "    item = session.get(Item, item_id)\n    session.add(item)\n    return {'ok': True}\n",
     # deleted, then added back
     "    item = get_or_raise(session, Item, item_id)\n    session.delete(item)\n    session.add(item)\n    return {'ok': True}\n",
+    # a select of something that is not one of the db module's classes: not rows
+    "    Label = Item.label\n    for item in session.exec(select(Label)):\n        session.add(item)\n    return {'ok': True}\n",
     # the session handed to a helper, which may delete or detach the row
     "    item = get_or_raise(session, Item, item_id)\n    _retire(session, item)\n    session.add(item)\n"
     "    return {'ok': True}\n",

@@ -64,7 +64,10 @@ def proved_equivalent(tool: ToolSchema, code: str, mutant: Mutant) -> str | None
     if operator in ("remove_raise", "remove_write"):
         changed = getattr(node, ("body", "orelse", "finalbody")[variant // 100_000])[variant % 100_000]
         if operator == "remove_write":
-            why = _loaded_row_added(function, changed)
+            bound = _bound(tree)
+            models = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "db"
+                      for a in n.names if bound[a.asname or a.name] <= 1}  # the db module's classes, not rebound
+            why = _loaded_row_added(function, changed, models)
             if why:
                 return why
     else:
@@ -285,7 +288,7 @@ def _compare(node: ast.Compare, env: dict[str, Any]) -> Any:
 
 
 # -- session.add of a row the session already holds ------------------------------------------
-def _loaded_row_added(function: ast.FunctionDef, stmt: ast.stmt) -> str | None:
+def _loaded_row_added(function: ast.FunctionDef, stmt: ast.stmt, models: set[str]) -> str | None:
     """Why removing `stmt` (a `session.add(row)`) changes nothing, when `row` is only ever bound to
     rows loaded through the session and the function never deletes or detaches it."""
     session = function.args.args[0].arg if function.args.args else None
@@ -309,10 +312,10 @@ def _loaded_row_added(function: ast.FunctionDef, stmt: ast.stmt) -> str | None:
     loaded = []
     for n in ast.walk(function):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and n.targets[0].id == row and _loads_one_row(n.value, session):
+                and n.targets[0].id == row and _loads_one_row(n.value, session, models):
             loaded.append(n.targets[0])
         elif isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.target, ast.Name) and n.target.id == row \
-                and _loads_rows(n.iter, session, function):
+                and _loads_rows(n.iter, session, function, models):
             loaded.append(n.target)
     if not bindings or len(loaded) != len(bindings) or row in {a.arg for a in ast.walk(function) if isinstance(a, ast.arg)}:
         return None
@@ -327,19 +330,19 @@ def _method(call: ast.Call, session: str | None) -> str | None:
     return None
 
 
-def _loads_one_row(node: ast.expr, session: str | None) -> bool:
+def _loads_one_row(node: ast.expr, session: str | None, models: set[str]) -> bool:
     """`get_or_raise(session, Model, key)` or `session.exec(select(Model)...).one()`: a row, never None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_or_raise":
         return True
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "one"
-            and _selects_rows(node.func.value, session))
+            and _selects_rows(node.func.value, session, models))
 
 
-def _loads_rows(node: ast.expr, session: str | None, function: ast.FunctionDef) -> bool:
+def _loads_rows(node: ast.expr, session: str | None, function: ast.FunctionDef, models: set[str]) -> bool:
     """`session.exec(select(Model)...)`, its `.all()`, or a name bound only to one of those."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "all":
         node = node.func.value
-    if _selects_rows(node, session):
+    if _selects_rows(node, session, models):
         return True
     if isinstance(node, ast.Name):
         binds = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == node.id
@@ -347,16 +350,16 @@ def _loads_rows(node: ast.expr, session: str | None, function: ast.FunctionDef) 
         assigns = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and len(n.targets) == 1
                    and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.id]
         return bool(binds) and len(binds) == len(assigns) and all(
-            _loads_rows(a.value, session, function) and not isinstance(a.value, ast.Name) for a in assigns)
+            _loads_rows(a.value, session, function, models) and not isinstance(a.value, ast.Name) for a in assigns)
     return False
 
 
-def _selects_rows(node: ast.expr, session: str | None) -> bool:
-    """`session.exec(select(Model).where(...)...)` whose select names one model class (rows, not columns)."""
+def _selects_rows(node: ast.expr, session: str | None, models: set[str]) -> bool:
+    """`session.exec(select(Model).where(...)...)` whose select names one class of the db module (rows, not columns)."""
     if not (isinstance(node, ast.Call) and _method(node, session) == "exec" and len(node.args) == 1):
         return False
     query = node.args[0]
     while isinstance(query, ast.Call) and isinstance(query.func, ast.Attribute):
         query = query.func.value
     return (isinstance(query, ast.Call) and isinstance(query.func, ast.Name) and query.func.id == "select"
-            and len(query.args) == 1 and isinstance(query.args[0], ast.Name) and query.args[0].id[:1].isupper())
+            and len(query.args) == 1 and isinstance(query.args[0], ast.Name) and query.args[0].id in models)
