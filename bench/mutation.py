@@ -23,8 +23,9 @@ def main() -> None:
     print(f"job_seeking: mutation score {report['score']:.3f} ({report['killed']} of {report['mutants']} mutants "
           f"killed, {len(report['tools'])} tools, {seconds:.0f}s with 2 sandboxes); "
           f"{report['unreachable_rejections']} rejection cases never reach their tool")
-    print(f"  without the {report['proved_equivalent']} survivors proved equivalent (verification.equivalence): "
-          f"{report['score_without_proved']:.3f}")
+    if report["score_without_proved"] is not None:
+        print(f"  without the {report['proved_equivalent']} survivors proved equivalent (verification.equivalence): "
+              f"{report['score_without_proved']:.3f}")
     for op, row in report["by_operator"].items():
         print(f"  {op:17s} {row['killed']:4d}/{row['mutants']:<4d} {row['score']:.3f}")
     for tool, row in sorted(report["tools"].items(), key=lambda kv: (kv[1]["score"] or 0, kv[0])):
