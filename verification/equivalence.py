@@ -57,14 +57,14 @@ def proved_equivalent(tool: ToolSchema, code: str, mutant: Mutant) -> str | None
     operator, (index, variant) = mutant.operator, mutant.point
     nodes = list(ast.walk(tree))
     function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == tool.name), None)
-    if function is None or not any(n is nodes[index] for n in ast.walk(function)) or _TRUSTED & set(_bound(tree)):
+    bound = _bound(tree)
+    if function is None or not any(n is nodes[index] for n in ast.walk(function)) or _TRUSTED & set(bound):
         return None  # not the tool's own code, or a builtin or db helper the proof relies on is redefined
     parents = {child: parent for parent in ast.walk(function) for child in ast.iter_child_nodes(parent)}
     node = nodes[index]
     if operator in ("remove_raise", "remove_write"):
         changed = getattr(node, ("body", "orelse", "finalbody")[variant // 100_000])[variant % 100_000]
         if operator == "remove_write":
-            bound = _bound(tree)
             models = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "db"
                       for a in n.names if bound[a.asname or a.name] <= 1}  # the db module's classes, not rebound
             why = _loaded_row_added(function, changed, models)
@@ -87,7 +87,7 @@ def proved_equivalent(tool: ToolSchema, code: str, mutant: Mutant) -> str | None
     if guard is None and not path:
         return None
     top = next(k for k, stmt in enumerate(function.body) if _inside(changed, stmt))
-    domains, constants = _domains(tool, function, top), _constants(tree)
+    domains, constants = _domains(tool, function, top), _constants(tree, bound)
     mutated_guard = list(ast.walk(mutated))[nodes.index(guard)] if guard is not None else None
     if guard is not None and not isinstance(mutated_guard, ast.If):
         return None
@@ -172,10 +172,9 @@ def _bound(tree: ast.Module) -> Counter:
     return bound
 
 
-def _constants(tree: ast.Module) -> dict[str, Any]:
+def _constants(tree: ast.Module, bound: Counter) -> dict[str, Any]:
     """Names bound exactly once, at module level, to a literal collection of constants (a dict's
-    keys) that the code never changes in place."""
-    bound = _bound(tree)
+    keys) that the code never changes in place; `bound` is _bound(tree)."""
     changed = {n.value.id for n in ast.walk(tree) if isinstance(n, (ast.Attribute, ast.Subscript))
                and isinstance(n.value, ast.Name)
                and (not isinstance(n.ctx, ast.Load) or isinstance(n, ast.Attribute) and n.attr in _MUTATORS)}
