@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from agents.answers import ToolCode
 from agents.llm import LLM, StepKey
 from agents.prompts import CODE_SYSTEM
-from agents.table_view import describe_tables
+from agents.views import describe_tables, describe_tool
 from domains.policy import prompt_section
 from domains.spec import DomainSpec, ToolSchema
 
@@ -16,7 +14,7 @@ def write_tool(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> str:
     # Only the classes of the tables the tool touches, a line per column rather than their source:
     # the helpers are in the conventions.
     tables = describe_tables(spec.db, spec.tables_of(tool.name), classes=True)
-    prompt = (f"Implement the tool `{tool.name}`.\n\nTool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}"
+    prompt = (f"Implement the tool `{tool.name}`.\n\nTool schema:\n{describe_tool(tool)}"
               f"\n\nThe db module's classes of its tables, a line per column:\n{tables}")
     policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)
     if policy:  # the domain's rules the code must honour (none for a domain without a policy)

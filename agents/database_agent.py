@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 from agents.answers import DatabaseDesign
 from agents.llm import LLM, StepKey
 from agents.prompts import DATABASE_SYSTEM
+from agents.views import describe_tool
 from domains.spec import DBSchema, Table, ToolSchema
 
 
 def design_database(llm: LLM, domain: str, tools: list[ToolSchema]) -> tuple[DBSchema, dict[str, list[str]]]:
-    prompt = f"Domain: {domain}\n\nTool schemas, one per line:\n" + "\n".join(
-        json.dumps(t.model_dump(exclude_defaults=True)) for t in tools)
+    prompt = f"Domain: {domain}\n\nTool schemas:\n\n" + "\n\n".join(describe_tool(t) for t in tools)
     names = [t.name for t in tools]
     # consolidating checks the cross-references (foreign keys, tables that exist): a slip in
     # them is answered with the error as a re-ask, not a traceback

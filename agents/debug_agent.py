@@ -7,7 +7,7 @@ import json
 from agents.answers import DebugFix
 from agents.llm import LLM, StepKey
 from agents.prompts import DEBUG_SYSTEM
-from agents.table_view import describe_tables
+from agents.views import describe_tables, describe_tool
 from agents.test_format import TestCase, describe_state, expand
 from domains.spec import DomainSpec, State, ToolSchema
 
@@ -27,7 +27,7 @@ def propose_fix(llm: LLM, spec: DomainSpec, tool: ToolSchema, code: str, fixture
     tables = describe_tables(spec.db, spec.tables_of(tool.name), classes=True)
     passing = [c.name for c in cases if c.name not in failing]
     prompt = (
-        f"Tool schema:\n{json.dumps(tool.model_dump(exclude_defaults=True))}\n\n"
+        f"Tool schema:\n{describe_tool(tool)}\n\n"
         f"The db module's classes of its tables, a line per column:\n{tables}\n\n"
         f"Code:\n{code}\n\nFixture:\n{describe_state(fixture)}\n\nThe failing cases, one per line:\n"
         + "\n".join(json.dumps(c.model_dump(exclude_defaults=True), ensure_ascii=False)

@@ -24,6 +24,7 @@ from typing import Callable, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agents.answer_types import schema_text
 from agents.json_reader import read_json
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -298,7 +299,7 @@ class ScriptedBackend:
             raise MissingStep(f"no scripted answer for step {name}")
         text = self.answers[name]
         if not isinstance(text, str):
-            text = json.dumps(text, indent=1)
+            text = json.dumps(text, ensure_ascii=False, separators=(",", ":"))  # compact, as prompts ask
         prompt = sum(count_tokens(m["content"]) for m in messages)
         return text, {"prompt_tokens": prompt, "completion_tokens": count_tokens(text)}
 
@@ -438,8 +439,8 @@ class LLM:
         `check` refuses (cross-references: a ValueError), is re-asked with the error. With `split`,
         a cut-off answer raises AnswerTruncated instead: the caller asks for less per request."""
         messages = [
-            {"role": "system", "content": system + "\n\nAnswer with one JSON object matching this JSON schema:\n"
-             + schema_text(schema)},
+            {"role": "system", "content": f"{system}\n\nAnswer with one JSON object of this type, written compactly "
+                                          f"(no indentation, no space after , or :):\n{schema_text(schema)}"},
             {"role": "user", "content": prompt},
         ]
         for turn in range(self.max_reasks + 1):
@@ -466,26 +467,6 @@ class LLM:
                 {"role": "user", "content": f"That answer was not valid:\n{problem}\nReply again with the corrected JSON object only."},
             ]
         raise LLMError(f"{key}: no valid answer after {self.max_reasks + 1} tries")
-
-
-def schema_text(schema: type[BaseModel]) -> str:
-    """An answer schema as the system prompt shows it: compact JSON without what says nothing new
-    (pydantic's titles, a model's own description, which the prompt's prose gives, and the
-    defaults `additionalProperties: true`, empty and null). The provider still gets the schema as it is."""
-    return json.dumps(_for_prompt(schema.model_json_schema()), sort_keys=True, separators=(",", ":"))
-
-
-def _for_prompt(schema: object) -> object:
-    if isinstance(schema, dict):
-        return {k: v if k in ("default", "const", "enum", "examples") else _for_prompt(v)
-                for k, v in schema.items()
-                if not (k == "title" and isinstance(v, str))
-                and not (k == "description" and isinstance(v, str) and "properties" in schema)
-                and not (k == "additionalProperties" and v is True)
-                and not (k == "default" and v in (None, [], {}))}
-    if isinstance(schema, list):
-        return [_for_prompt(v) for v in schema]
-    return schema
 
 
 def _seconds(name: str, default: float) -> float:

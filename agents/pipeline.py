@@ -33,7 +33,7 @@ from agents.mutation_agent import summarise as summarise_mutation
 from agents.policy_agent import policy_report, state_policy
 from agents.schema_agent import propose_tools
 from agents.test_agent import write_tests
-from agents.test_format import expand
+from agents.test_format import expand, resolve_fixture
 from domains.db_layer import compile_db, integrity_cases, integrity_json
 from domains.policy import render as render_policy
 from domains.spec import DomainSpec, ToolSchema, ToolTest
@@ -195,6 +195,7 @@ class Run:
                     code = fix.code
                 else:
                     fixture, cases = apply_fix(fix, fixture, cases)
+                    fixture = resolve_fixture(fixture, spec.db)
                     tests = expand(fixture, cases, spec.db)
         finally:
             self.release(box)

@@ -12,7 +12,7 @@ from collections import Counter
 
 from agents.llm import LLM, StepKey
 from agents.prompts import POLICY_SYSTEM
-from agents.table_view import describe_tables
+from agents.views import describe_tables
 from agents.test_format import apply_changes, primary_keys
 from domains.policy import CLOCK_READ, CLOCK_SOURCE, DEFAULT_NOW, Policy, cross_references
 from domains.spec import DomainSpec, State, ToolTest

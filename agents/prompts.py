@@ -100,10 +100,10 @@ column of every row given but nullable ones without a default, which may be left
 foreign keys consistent); a case gives only how its own initial state differs
 from the fixture (`setup`, in the same shape as a state change), one call (`arguments`) and the outcome.
 A state change is table -> {"inserted": [full new rows], "updated": {primary key: {column: new value}},
-"deleted": [primary keys]}; leave out what is empty. A row that a setup inserts may copy a row of the
-same table, of the fixture or inserted before it in that setup: {"like": <that row's primary key>, then
-only the columns that differ, the new row's primary key included}; the other columns are copied (write
-null to clear one). `like` is for setup only.
+"deleted": [primary keys]}; leave out what is empty. A row of the fixture, or one a setup inserts, may
+copy a row of the same table written before it (in the fixture, or earlier in that setup): {"like": <that
+row's primary key>, then only the columns that differ, the new row's primary key included}; the other
+columns are copied (write null to clear one). `like` is for the fixture and setups only.
 - success cases assert the exact return value (expect_return) and the exact state change of the call
   (expect_changes; tables not listed must be unchanged).
 - rejection cases give invalid input and assert the declared exception (expect_error: NotFound,
@@ -113,12 +113,13 @@ null to clear one). `like` is for setup only.
 Generated keys follow next_id: PREFIX-0001 upward past the highest existing key; timestamps come from
 the episode clock (`now`, default 2025-03-01T09:00:00; set `now` on a case only to move it). Case names
 are snake_case and unique.
-Example answer: {"fixture": {"book": [{"book_id": "BK-0001", "title": "Dune", "status": "unread"}]},
+Example answer: {"fixture": {"book": [{"book_id": "BK-0001", "title": "Dune", "status": "unread"}, {"like":
+"BK-0001", "book_id": "BK-0002", "title": "Emma"}]},
 "cases": [{"name": "marks_read", "kind": "success", "arguments": {"book_id": "BK-0001"}, "expect_return":
 {"book_id": "BK-0001", "status": "read"}, "expect_changes": {"book": {"updated": {"BK-0001": {"status":
 "read"}}}}}, {"name": "unknown_book", "kind": "rejection", "arguments": {"book_id": "BK-0009"},
 "expect_error": "NotFound"}, {"name": "already_read", "kind": "rejection", "setup": {"book": {"inserted":
-[{"like": "BK-0001", "book_id": "BK-0002", "status": "read"}]}}, "arguments": {"book_id": "BK-0002"},
+[{"like": "BK-0001", "book_id": "BK-0003", "status": "read"}]}}, "arguments": {"book_id": "BK-0003"},
 "expect_error": "Conflict"}],
 "done": true}"""
 

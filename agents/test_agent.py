@@ -12,12 +12,12 @@ import json
 from agents.answers import TestPage
 from agents.llm import LLM, AnswerTruncated, LLMError, StepKey
 from agents.prompts import TESTS_SYSTEM
-from agents.table_view import describe_tables
-from agents.test_format import TestCase, describe_state, expand
+from agents.views import describe_tables, describe_tool
+from agents.test_format import TestCase, describe_state, expand, resolve_fixture
 from domains.policy import prompt_section
 from domains.spec import DomainSpec, State, ToolSchema
 
-PER_REQUEST = 12
+PER_REQUEST = 16
 # A page ends when it grows long, whatever its count: a real model's output limit (4,000 tokens in the
 # real-model tests) must not cut it off, and fewer, fuller pages resend the schema and fixture less often.
 PAGE_TOKENS = 3500
@@ -49,7 +49,7 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
     # The test agent sees the contract, not the code: tests written from the code would only
     # confirm what the code already does.
     base = (f"Write procedural tests for the tool `{tool.name}`.\n\nTool schema:\n"
-            f"{json.dumps(tool.model_dump(exclude_defaults=True))}\n\n"
+            f"{describe_tool(tool)}\n\n"
             f"Tables a state for it needs (a row gives every column; nullable ones without a default may be left out when null):\n"
             f"{table_columns(spec, tool.name)}")
     policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)
@@ -89,7 +89,7 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
             limit //= 2  # the same work in smaller answers, not the same request again
             continue
         if fixture is None:
-            fixture = page.fixture
+            fixture = resolve_fixture(page.fixture, spec.db)  # later prompts show its rows whole
         cases += page.cases
         if page.done and {c.kind for c in cases} == {"success", "rejection"}:
             return fixture, cases

@@ -2,9 +2,9 @@
 
 A tool's tests share one fixture (a DB state); each case states only how its initial state
 differs from the fixture, in the same shape as an expected state change (rows inserted,
-columns updated per primary key, keys deleted). A row a setup inserts may copy a row of the
-same table, of the fixture or inserted before it (`{"like": <its primary key>, ...the columns
-that differ}`), so a long row is written once, not once per case. Expanded, every case is a full `ToolTest`,
+columns updated per primary key, keys deleted). A row of the fixture, or one a setup inserts,
+may copy a row of the same table written before it (`{"like": <its primary key>, ...the
+columns that differ}`), so a long row is written once, not once per row or per case. Expanded, every case is a full `ToolTest`,
 which is what the sandbox runs and `tests/<tool>.json` stores. A model writes a state once
 per tool instead of once per case, which keeps each answer short.
 """
@@ -74,10 +74,10 @@ def apply_changes(state: State, changes: Changes, pks: dict[str, str]) -> State:
 LIKE = "like"  # in a setup's inserted row: the primary key of the row it copies
 
 
-def resolve_like(fixture: State, setup: Changes, schema: DBSchema) -> Changes:
+def resolve_like(fixture: State, setup: Changes, schema: DBSchema, part: str = "setup") -> Changes:
     """`setup` with every inserted row that names `like` replaced by the row of that key (same
     table) of the fixture or inserted before it in this setup, its own columns overriding the
-    copied ones."""
+    copied ones. `part` names the setup (or the fixture) in errors."""
     pks = primary_keys(schema)
     columns = {t.name: {c.name for c in t.columns} for t in schema.tables}
     out: Changes = {}
@@ -96,22 +96,29 @@ def resolve_like(fixture: State, setup: Changes, schema: DBSchema) -> Changes:
                 continue
             key = row[LIKE]
             if not isinstance(key, str):
-                raise ValueError(f"setup inserts a {table} row with `like` {key!r}: `like` takes the primary key "
+                raise ValueError(f"{part} inserts a {table} row with `like` {key!r}: `like` takes the primary key "
                                  f"(a string) of the fixture row to copy")
             if key not in own:
                 have = ", ".join(repr(k) for k in own) or "none"
-                raise ValueError(f"setup inserts a {table} row like {key!r}, but neither the fixture nor this setup "
+                raise ValueError(f"{part} inserts a {table} row like {key!r}, but neither the fixture nor this {part} "
                                  f"before it has a {table} row {key!r} (their {table} keys: {have}); `like` names the "
                                  f"primary key of a fixture row of the same table or of a row inserted before it")
             copied = {**own[key], **{c: v for c, v in row.items() if c != LIKE}}
             if copied.get(pk) == key and key not in change.deleted:
-                raise ValueError(f"setup inserts a {table} row like {key!r} without its own {pk}: give the new "
+                raise ValueError(f"{part} inserts a {table} row like {key!r} without its own {pk}: give the new "
                                  f"row's {pk} beside `like`")
             rows.append(copied)
             if isinstance(copied.get(pk), str):
                 own[copied[pk]] = copied  # a later row may copy this one
         out[table] = change.model_copy(update={"inserted": rows})
     return out
+
+
+def resolve_fixture(fixture: State, schema: DBSchema) -> State:
+    """`fixture` with every row that names `like` replaced by the copied row: the fixture read as
+    one setup that inserts all its rows into an empty state."""
+    inserted = {table: TableChanges(inserted=rows) for table, rows in fixture.items()}
+    return {table: change.inserted for table, change in resolve_like({}, inserted, schema, "the fixture").items()}
 
 
 def diff_states(before: State, after: State, pks: dict[str, str]) -> Changes:
@@ -139,6 +146,7 @@ def expand(fixture: State, cases: list[TestCase], schema: DBSchema) -> list[Tool
     """Full ToolTests (null columns left out of a state's rows filled in); a case that does not
     fit the fixture or the test rules raises ValueError."""
     pks, nullable = primary_keys(schema), _nullable(schema)
+    fixture = resolve_fixture(fixture, schema)
     tests = []
     for case in cases:
         fields = case.model_dump(exclude={"setup", "now"}, exclude_defaults=True)
@@ -147,8 +155,8 @@ def expand(fixture: State, cases: list[TestCase], schema: DBSchema) -> list[Tool
         try:
             for table, change in case.expect_changes.items():
                 if any(LIKE in row for row in change.inserted) and LIKE not in _columns(schema, table):
-                    raise ValueError(f"expect_changes inserts a {table} row with `like`: `like` copies fixture "
-                                     f"rows in setup only; give the full inserted row")
+                    raise ValueError(f"expect_changes inserts a {table} row with `like`: `like` copies rows "
+                                     f"in the fixture and setups only; give the full inserted row")
             state = apply_changes(fixture, resolve_like(fixture, case.setup, schema), pks)
             for table, rows in state.items():
                 for row in rows:

@@ -82,7 +82,12 @@ def _candidate_lines(candidates: list[tuple[str, str, str, str, float]]) -> str:
     grouped: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
     for p, o, c, i, s in candidates:
         grouped[p, o, i, f"{s:.2f}"].append(c)
-    return "\n".join(f"- {p}.{o} -> {i} of {', '.join(cs)} ({s})" for (p, o, i, s), cs in sorted(grouped.items()))
+    # producers whose output feeds the same consumers at the same score share a line: every tool
+    # that returns application_id would otherwise repeat the same list of consumers
+    producers: dict[tuple[str, tuple[str, ...], str], list[str]] = defaultdict(list)
+    for (p, o, i, s), cs in sorted(grouped.items()):
+        producers[i, tuple(cs), s].append(f"{p}.{o}")
+    return "\n".join(f"- {', '.join(ps)} -> {i} of {', '.join(cs)} ({s})" for (i, cs, s), ps in producers.items())
 
 
 def _isolated(g: nx.DiGraph, names: list[str]) -> list[str]:
@@ -108,7 +113,12 @@ def _details(tool: ToolSchema, spec: DomainSpec, names: list[str]) -> str:
         lines.append("- requires: " + "; ".join(tool.preconditions))
     if tool.postconditions:
         lines.append("- ensures: " + "; ".join(tool.postconditions))
-    lines.append(f"- tables: {', '.join(tables) or 'none'}; shares them with: {', '.join(sharing) or 'no tool'}")
+    others = [t for t in names if t != tool.name and t not in sharing]
+    if sharing and len(others) < len(sharing) / 2:  # whichever list is the shorter
+        shared = "every other tool" + (f" but {', '.join(others)}" if others else "")
+    else:
+        shared = ", ".join(sharing) or "no tool"
+    lines.append(f"- tables: {', '.join(tables) or 'none'}; shares them with: {shared}")
     return "\n".join(lines)
 
 
@@ -124,8 +134,8 @@ def prompt(g: nx.DiGraph, spec: DomainSpec, chunk: list[str]) -> str:
         + "\n".join(f"- {_signature(schemas[t])}" for t in names),
         f"Decide the dependencies that end in {scope}. Their details:",
         "\n\n".join(_details(schemas[t], spec, names) for t in chunk),
-        "Candidate data-flow edges from embedding matching (producer.output -> parameter of the consumers, score;"
-        " each consumer is one edge):\n" + (_candidate_lines(candidates) or "- none"),
+        "Candidate data-flow edges from embedding matching (producer.output, ... -> parameter of the consumers,"
+        " score; each producer and consumer pair is one edge):\n" + (_candidate_lines(candidates) or "- none"),
     ]
     if isolated:
         parts.append("These tools have no candidate edge and must be connected (in or out) by an added edge: "

@@ -12,7 +12,7 @@ from agents.answers import DebugFix
 from agents.debug_agent import apply_fix
 from agents.llm import LLM, AnswerTruncated, LLMError, ScriptedBackend, Transcript
 from agents.schema_agent import propose_tools
-from agents.test_agent import write_tests
+from agents.test_agent import PER_REQUEST, write_tests
 from agents.test_format import TestCase, encode, expand
 from domains.spec import DBSchema, DomainSpec, ToolTest
 from tests.scripted_domain import DATABASE, TOOLS, _page, _tests
@@ -107,8 +107,9 @@ def test_a_cut_off_test_request_asks_for_half_as_many_cases_and_continues(tmp_pa
     fixture, cases = write_tests(LLM(backend, Transcript(tmp_path / "t.jsonl")), spec, spec.tool("add_book"))
     assert fixture == page["fixture"] and [c.name for c in cases] == ["adds", "empty_title", "zero_pages"]
     asked = [prompt for _, prompt in backend.asked]
-    assert "at most 12 cases" in asked[0] and "at most 6 cases" in asked[1] and "more cases" in asked[2]
-    assert "at most 6 cases" in asked[2]  # the smaller pages go on once one was cut off
+    half = f"at most {PER_REQUEST // 2} cases"
+    assert f"at most {PER_REQUEST} cases" in asked[0] and half in asked[1] and "more cases" in asked[2]
+    assert half in asked[2]  # the smaller pages go on once one was cut off
     assert "adds (success)" in asked[2]  # later requests list what is already written
 
 
@@ -180,7 +181,7 @@ def test_a_like_that_names_no_row_is_refused_with_the_keys_there_are():
 def test_a_like_row_must_give_its_own_key_and_like_is_for_setup_only():
     with pytest.raises(ValueError, match="without its own book_id"):
         _expand_one({"book": {"inserted": [{"like": "BK-0001", "status": "read"}]}})
-    with pytest.raises(ValueError, match="setup only"):
+    with pytest.raises(ValueError, match="fixture and setups only"):
         _expand_one({}, expect_changes={"book": {"inserted": [{"like": "BK-0001", "book_id": "BK-0002"}]}})
 
 
