@@ -104,6 +104,8 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
                 cases = cases + [case]
         for claim in answer.equivalent:
             equivalent[claim.mutant] = claim.reason
+        if not answer.cases and not answer.equivalent:
+            break  # nothing to add: the same question again would get the same answer
         new = [t for t in runnable(cases) if t["name"] in set(added)]
         for mutant in found:
             if mutant.status == "survived" and new:

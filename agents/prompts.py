@@ -124,8 +124,14 @@ Example answer: {"fixture": {"book": [{"book_id": "BK-0001", "title": "Dune", "s
 "done": true}"""
 
 TESTS_SYSTEM = """You write procedural tests for one tool, from its schema (the contract), a few cases per
-request. Cover the main behaviours (success cases that check every output field and every write) and
-each declared exception. Set done to true once the cases written so far cover the tool.
+request, so that code which is wrong anywhere fails a case. Cover the main behaviours (success cases
+that check every output field and every write) and each declared exception, with:
+- states that hold records the call must not touch (another record's rows in the same tables);
+- a rejection case per precondition and per value a rule names (each closed status, each refused move),
+  each on a state that breaks only that rule;
+- both sides of every bound: the last value allowed and the first refused (lengths, minimums, limits,
+  date windows).
+Set done to true once the cases written so far cover the tool.
 """ + TESTS_FORMAT
 
 DEBUG_SYSTEM = """You debug a tool whose procedural tests failed. You get the tool schema, the db
