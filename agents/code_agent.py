@@ -14,7 +14,8 @@ def write_tool(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> str:
     # Only the classes of the tables the tool touches, a line per column rather than their source:
     # the helpers are in the conventions.
     tables = describe_tables(spec.db, spec.tables_of(tool.name), classes=True)
-    prompt = (f"Implement the tool `{tool.name}`.\n\nTool schema:\n{describe_tool(tool)}"
+    schema = describe_tool(tool, preconditions=not spec.policy.preconditions.get(tool.name))  # else the policy's
+    prompt = (f"Implement the tool `{tool.name}`.\n\nTool schema:\n{schema}"
               f"\n\nThe db module's classes of its tables, a line per column:\n{tables}")
     policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)
     if policy:  # the domain's rules the code must honour (none for a domain without a policy)

@@ -14,7 +14,7 @@ from agents.llm import LLM, AnswerTruncated, StepKey
 from agents.prompts import CATALOG_SYSTEM, SCHEMA_SYSTEM
 from domains.spec import ToolSchema
 
-BATCH = 6  # tools per detail request: about 3,000 output tokens at most
+BATCH = 8  # tools per detail request: about 3,000 output tokens at most
 
 
 def propose_tools(llm: LLM, domain: str) -> tuple[str, list[ToolSchema]]:

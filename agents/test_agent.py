@@ -17,7 +17,7 @@ from agents.test_format import TestCase, describe_state, expand, resolve_fixture
 from domains.policy import prompt_section
 from domains.spec import DomainSpec, State, ToolSchema
 
-PER_REQUEST = 16
+PER_REQUEST = 32
 # A page ends when it grows long, whatever its count: a real model's output limit (4,000 tokens in the
 # real-model tests) must not cut it off, and fewer, fuller pages resend the schema and fixture less often.
 PAGE_TOKENS = 3500
@@ -49,7 +49,7 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
     # The test agent sees the contract, not the code: tests written from the code would only
     # confirm what the code already does.
     base = (f"Write procedural tests for the tool `{tool.name}`.\n\nTool schema:\n"
-            f"{describe_tool(tool)}\n\n"
+            f"{describe_tool(tool, preconditions=not spec.policy.preconditions.get(tool.name))}\n\n"
             f"Tables a state for it needs (a row gives every column; nullable ones without a default may be left out when null):\n"
             f"{table_columns(spec, tool.name)}")
     policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)

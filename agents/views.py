@@ -30,9 +30,10 @@ def describe_tables(db: DBSchema, names: list[str], classes: bool = False) -> st
     return "\n".join(lines)
 
 
-def describe_tool(tool: ToolSchema) -> str:
+def describe_tool(tool: ToolSchema, preconditions: bool = True) -> str:
     """A tool schema a line per parameter and output field, then its conditions and errors: everything
-    its JSON says, in about two thirds of the tokens."""
+    its JSON says, in about two thirds of the tokens. Without `preconditions` where the prompt states
+    the policy's rules for the tool, which restate them with their errors."""
     kind = ("writes" if tool.mutates else "reads only") + (", destructive" if tool.destructive else "")
     lines = [f"{tool.name} ({kind}): {tool.description}", "Parameters:" if tool.parameters else "Parameters: none"]
     for p in tool.parameters:
@@ -42,7 +43,8 @@ def describe_tool(tool: ToolSchema) -> str:
         lines.append(f"  - {p.name}: {', '.join(f for f in facts if f)}{'; ' + p.description if p.description else ''}")
     lines.append("Returns an object:")
     lines += _fields(tool.output, "  ")
-    for head, items in (("Preconditions", tool.preconditions), ("Postconditions", tool.postconditions)):
+    for head, items in (("Preconditions", tool.preconditions if preconditions else []),
+                        ("Postconditions", tool.postconditions)):
         if items:
             lines += [f"{head}:"] + [f"  - {item}" for item in items]
     if tool.raises:
