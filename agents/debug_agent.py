@@ -40,4 +40,5 @@ def propose_fix(llm: LLM, spec: DomainSpec, tool: ToolSchema, code: str, fixture
         if answer.fix == "tests":
             expand(*apply_fix(answer, fixture, cases), spec.db)
 
-    return llm.structured(StepKey("debug", tool.name, attempt), DEBUG_SYSTEM, prompt, DebugFix, check=fits)
+    return llm.structured(StepKey("debug", tool.name, attempt), DEBUG_SYSTEM, prompt, DebugFix, check=fits,
+                          show_type=False)

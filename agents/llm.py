@@ -434,13 +434,17 @@ class LLM:
         return entry["response"]
 
     def structured(self, key: StepKey, system: str, prompt: str, schema: type[T],
-                   check: Callable[[T], object] | None = None, split: bool = False) -> T:
+                   check: Callable[[T], object] | None = None, split: bool = False, show_type: bool = True) -> T:
         """Ask for a JSON object matching `schema`; a malformed, invalid, cut-off answer, or one that
         `check` refuses (cross-references: a ValueError), is re-asked with the error. With `split`,
-        a cut-off answer raises AnswerTruncated instead: the caller asks for less per request."""
+        a cut-off answer raises AnswerTruncated instead: the caller asks for less per request.
+        `show_type=False` where the system prompt itself gives every field and an example answer
+        (the test format): the answer's type would say it twice. The provider gets it either way."""
+        compact = "written compactly (no indentation, no space after , or :)"
+        answer = (f"Answer with one JSON object of this type, {compact}:\n{schema_text(schema)}" if show_type
+                  else f"Answer with one JSON object in the format above, {compact}.")
         messages = [
-            {"role": "system", "content": f"{system}\n\nAnswer with one JSON object of this type, written compactly "
-                                          f"(no indentation, no space after , or :):\n{schema_text(schema)}"},
+            {"role": "system", "content": f"{system}\n\n{answer}"},
             {"role": "user", "content": prompt},
         ]
         for turn in range(self.max_reasks + 1):

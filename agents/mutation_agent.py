@@ -91,7 +91,7 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
             expand(fixture, answer.cases, spec.db)
 
         answer = llm.structured(StepKey("mutants", tool.name, round_), MUTATION_SYSTEM, prompt, MutantAnswer,
-                                check=fits)
+                                check=fits, show_type=False)
         # the parent decides: a new case counts only if the real code passes it
         results = box.run_source(tool.name, code, [t.model_dump(mode="json")
                                                   for t in expand(fixture, answer.cases, spec.db)])

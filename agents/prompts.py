@@ -141,6 +141,8 @@ change. Decide whether the code or the case is wrong (the schema is the contract
 one-line diagnosis and either the corrected code (fix "code") or only the corrected cases (fix
 "tests": cases replace those of the same name; give a corrected fixture only when the fixture itself
 is wrong).
+Answer: {"diagnosis": "...", "fix": "code", "code": "..."} or {"diagnosis": "...", "fix": "tests", "cases":
+[...]} (with "fixture": {...} only when the fixture is corrected).
 """ + TESTS_FORMAT + "\n" + CODE_CONVENTIONS
 
 MUTATION_SYSTEM = """You harden the procedural tests of a tool whose code passes them. Each numbered

@@ -84,7 +84,7 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
 
         try:
             page = llm.structured(StepKey("tests", tool.name, request), TESTS_SYSTEM, f"{base}\n\n{ask}", TestPage,
-                                  check=check, split=limit > 1)
+                                  check=check, split=limit > 1, show_type=False)
         except AnswerTruncated:
             limit //= 2  # the same work in smaller answers, not the same request again
             continue
