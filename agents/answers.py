@@ -61,11 +61,21 @@ def _parses(code: str) -> str:
 
 
 class ToolCode(_Answer):
-    """Code agent: one tool's implementation."""
+    """One tool's implementation: a module of its own."""
 
     code: str
 
     _code = field_validator("code")(_parses)
+
+
+class NamedToolCode(ToolCode):
+    name: str
+
+
+class ToolCodes(_Answer):
+    """Code agent: the implementations of the few tools asked for, in the order asked."""
+
+    tools: list[NamedToolCode] = Field(min_length=1)
 
 
 class TestPage(_Answer):

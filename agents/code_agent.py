@@ -1,23 +1,56 @@
-"""Code agent: one tool schema → its implementation against the compiled DB layer."""
+"""Code agent: tool schemas → their implementations against the compiled DB layer.
+
+Tools that use the same tables are implemented a few per request: the request shows their
+tables' classes and the conventions once for all of them. Each tool is still a module of its
+own, judged on its own.
+"""
 
 from __future__ import annotations
 
-from agents.answers import ToolCode
+from agents.answers import ToolCodes
 from agents.llm import LLM, StepKey
 from agents.prompts import CODE_SYSTEM
 from agents.views import describe_tables, describe_tool
 from domains.policy import prompt_section
-from domains.spec import DomainSpec, ToolSchema
+from domains.spec import DomainSpec
+
+GROUP = 4  # tools per request: about 2,000 output tokens
 
 
-def write_tool(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> str:
-    # Only the classes of the tables the tool touches, a line per column rather than their source:
+def code_groups(spec: DomainSpec) -> list[list[str]]:
+    """The tools in requests of up to GROUP that use exactly the same tables, in the spec's order."""
+    same: dict[tuple[str, ...], list[str]] = {}
+    for tool in spec.tools:
+        same.setdefault(tuple(spec.tables_of(tool.name)), []).append(tool.name)
+    return [names[i:i + GROUP] for names in same.values() for i in range(0, len(names), GROUP)]
+
+
+def group_item(names: list[str]) -> str:
+    """A request's step item: the tool's name, or the first and last of the group."""
+    return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+
+
+def write_tools(llm: LLM, spec: DomainSpec, names: list[str]) -> dict[str, str]:
+    """Each tool's code, by name, from one request for the group `names`."""
+    sections = []
+    for name in names:
+        tool = spec.tool(name)
+        schema = describe_tool(tool, preconditions=not spec.policy.preconditions.get(name))  # else the policy's
+        policy = prompt_section(spec.policy, name, spec.tool_tables.get(name, []), tool.mutates)
+        # the domain's rules the code must honour (none for a domain without a policy)
+        sections.append(f"### {name}\n{schema}" + (f"\n\n{policy}" if policy else ""))
+    # Only the classes of the tables the tools touch, a line per column rather than their source:
     # the helpers are in the conventions.
-    tables = describe_tables(spec.db, spec.tables_of(tool.name), classes=True)
-    schema = describe_tool(tool, preconditions=not spec.policy.preconditions.get(tool.name))  # else the policy's
-    prompt = (f"Implement the tool `{tool.name}`.\n\nTool schema:\n{schema}"
-              f"\n\nThe db module's classes of its tables, a line per column:\n{tables}")
-    policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)
-    if policy:  # the domain's rules the code must honour (none for a domain without a policy)
-        prompt += f"\n\n{policy}"
-    return llm.structured(StepKey("code", tool.name), CODE_SYSTEM, prompt, ToolCode).code
+    tables = describe_tables(spec.db, spec.tables_of(names[0]), classes=True)
+    ask = (f"Implement the tool `{names[0]}`." if len(names) == 1 else
+           f"Implement the tools {', '.join(f'`{n}`' for n in names)}, each in a module of its own.")
+    prompt = (f"{ask}\n\n" + "\n\n".join(sections)
+              + f"\n\nThe db module's classes of {'its' if len(names) == 1 else 'their'} tables, a line per column:\n{tables}")
+
+    def exactly_these(answer: ToolCodes) -> None:
+        got = [t.name for t in answer.tools]
+        if got != names:
+            raise ValueError(f"answer the tools {names} in this order, no others; got {got}")
+
+    answer = llm.structured(StepKey("code", group_item(names)), CODE_SYSTEM, prompt, ToolCodes, check=exactly_these)
+    return {t.name: t.code for t in answer.tools}

@@ -1,6 +1,7 @@
 """The domain-foundation pipeline, wired as a resumable LangGraph.
 
-schema → database → [policy] → compile_db → build_tool (one per tool, concurrently) → assemble → graph
+schema → database → [policy] → compile_db → build_tools (one per code request's group of tools,
+concurrently) → assemble → graph
 
 Each node is a plain function over the run's state; the LLM, the sandboxes and the output
 folder live in a `Run`, outside the checkpointed state. A SQLite checkpointer under the domain
@@ -24,7 +25,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from agents.code_agent import write_tool
+from agents.code_agent import code_groups, write_tools
 from agents.database_agent import design_database
 from agents.debug_agent import apply_fix, propose_fix
 from agents.llm import LLM, LLMError, MissingStep
@@ -135,25 +136,46 @@ class Run:
 
     def fan_out(self, state: State) -> list[Send]:
         done = state.get("results", {})
-        return [Send("build_tool", {"tool": t["name"], "spec": state["spec"], "db_source": state["db_source"]})
-                for t in state["spec"]["tools"] if t["name"] not in done]
+        spec = DomainSpec.model_validate(state["spec"])
+        return [Send("build_tools", {"tools": names, "spec": state["spec"], "db_source": state["db_source"]})
+                for names in code_groups(spec) if any(n not in done for n in names)]
 
-    def build_tool(self, task: dict) -> State:
-        """Code, tests, sandbox, and the debug loop for one tool."""
+    def build_tools(self, task: dict) -> State:
+        """One code request for a group of tools, then each tool's tests, sandbox and debug loop."""
         spec = DomainSpec.model_validate(task["spec"])
-        tool = spec.tool(task["tool"])
+        started = time.perf_counter()
+        out: State = {"results": {}, "timings": {}}
+        try:
+            codes = write_tools(self.llm, spec, task["tools"])
+        except MissingStep:
+            raise  # a replay that lacks a step stops the run; it never drops a tool
+        except LLMError as error:  # the model could not answer: not a verdict on the tools
+            codes = {}
+            failed = str(error)
+        for name in task["tools"]:
+            if name in codes:
+                part = self.build_tool(spec, spec.tool(name), codes[name], task["db_source"])
+            else:
+                record = {"status": "dropped", "debug_attempts": 0, "repaired": False, "reason": failed,
+                          "model_failed": True}
+                part = self._finish(name, record, started, 0.0)
+            out["results"].update(part["results"])
+            out["timings"].update(part["timings"])
+        return out
+
+    def build_tool(self, spec: DomainSpec, tool: ToolSchema, code: str, db_source: str) -> State:
+        """Tests, sandbox, the debug loop and the mutation gate for one tool and its code."""
         started = time.perf_counter()
         record = {"status": "dropped", "debug_attempts": 0, "repaired": False, "reason": ""}
         try:
-            code = write_tool(self.llm, spec, tool)
             fixture, cases = write_tests(self.llm, spec, tool)
         except MissingStep:
-            raise  # a replay that lacks a step stops the run; it never drops a tool
+            raise
         except LLMError as error:  # the model could not answer: not a verdict on the tool
             record.update(reason=str(error), model_failed=True)
             return self._finish(tool.name, record, started, 0.0)
         tests = expand(fixture, cases, spec.db)
-        box = self.sandbox(task["db_source"])
+        box = self.sandbox(db_source)
         test_seconds = 0.0
         try:
             for attempt in range(self.debug_budget + 1):
@@ -270,7 +292,7 @@ class Run:
         builder.add_node("schema", self.schema)
         builder.add_node("database", self.database)
         builder.add_node("compile_db", self.compile_db)
-        builder.add_node("build_tool", self.build_tool)
+        builder.add_node("build_tools", self.build_tools)
         builder.add_node("assemble", self.assemble)
         builder.add_edge(START, "schema")
         builder.add_edge("schema", "database")
@@ -280,8 +302,8 @@ class Run:
             builder.add_edge("policy", "compile_db")
         else:
             builder.add_edge("database", "compile_db")
-        builder.add_conditional_edges("compile_db", self.fan_out, ["build_tool"])
-        builder.add_edge("build_tool", "assemble")
+        builder.add_conditional_edges("compile_db", self.fan_out, ["build_tools"])
+        builder.add_edge("build_tools", "assemble")
         if self.with_graph:
             builder.add_node("graph", self.graph)
             builder.add_edge("assemble", "graph")

@@ -72,7 +72,8 @@ book has a review.", "check": {"kind": "requires_related", "table": "review", "r
 {"book_id": "book_id"}, "related_where": {"status": ["read"]}}}], "clock": {"tools": ["start_reading"]}}"""
 
 CODE_CONVENTIONS = """Tool code conventions (the code runs in a sandbox against a SQLModel session):
-- Write one function named exactly like the tool: `def <tool>(session: Session, <params>) -> dict:`,
+- A tool is a module of its own (its imports and helpers included) with one function named exactly like
+  the tool: `def <tool>(session: Session, <params>) -> dict:`,
   parameters in the declared order; optional parameters default to their declared default (or None).
 - Allowed imports only: `from db import ...` (names below), datetime, re, math, json, decimal, typing,
   collections, itertools, functools, string, enum, dataclasses, `from sqlmodel import Session, select,
@@ -91,9 +92,9 @@ CODE_CONVENTIONS = """Tool code conventions (the code runs in a sandbox against 
 - Return a JSON-ready dict with exactly the declared output fields (rows through to_dict, dates as ISO
   strings, lists in a stable order)."""
 
-CODE_EXAMPLE = r"""Example answer: {"code": "from db import Book, get_or_raise\n\n\ndef mark_read(session, book_id: str) -> dict:\n    book = get_or_raise(session, Book, book_id)\n    book.status = 'read'\n    session.add(book)\n    session.flush()\n    return {'book_id': book.book_id, 'status': book.status}\n"}"""
+CODE_EXAMPLE = r"""Example answer: {"tools": [{"name": "mark_read", "code": "from db import Book, get_or_raise\n\n\ndef mark_read(session, book_id: str) -> dict:\n    book = get_or_raise(session, Book, book_id)\n    book.status = 'read'\n    session.add(book)\n    session.flush()\n    return {'book_id': book.book_id, 'status': book.status}\n"}]}"""
 
-CODE_SYSTEM = "You implement one tool of a simulated domain as Python code.\n" + CODE_CONVENTIONS + "\n" + CODE_EXAMPLE
+CODE_SYSTEM = "You implement the tools you are asked for, of a simulated domain, as Python code.\n" + CODE_CONVENTIONS + "\n" + CODE_EXAMPLE
 
 TESTS_FORMAT = """Test format: the tool's cases share one fixture (initial DB state: table -> rows, every
 column of every row given but nullable ones without a default, which may be left out when null;

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import copy
 
+from agents.code_agent import code_groups, group_item
 from agents.test_format import encode
-from domains.spec import DBSchema, ToolTest
+from domains.spec import DBSchema, DomainSpec, ToolTest
 
 TOOLS = [
     {
@@ -193,6 +194,17 @@ def _page(tests: list[dict]) -> dict:
     return {"fixture": fixture, "cases": [c.model_dump(exclude_defaults=True) for c in cases], "done": True}
 
 
+def reading_list() -> DomainSpec:
+    return DomainSpec(name="reading_list", description="A personal reading list.", tools=TOOLS,
+                      db={"tables": DATABASE["tables"]}, tool_tables=DATABASE["tool_tables"])
+
+
+def code_answers(codes: dict[str, str]) -> dict:
+    """The code steps' answers: a request per group of tools on the same tables, in order."""
+    return {f"code/{group_item(names)}/0": {"tools": [{"name": n, "code": codes[n]} for n in names]}
+            for names in code_groups(reading_list())}
+
+
 def answers(debug_budget: int = 3) -> dict:
     """Step key → answer. Includes malformed JSON and a schema-invalid answer, each re-asked."""
     tests = _tests()
@@ -204,11 +216,8 @@ def answers(debug_budget: int = 3) -> dict:
         "database/-/0": {"tables": [{"name": "book", "columns": []}], "tool_tables": {}},  # invalid: re-asked
         "database/-/0#1": copy.deepcopy(DATABASE),
         "policy/-/0": copy.deepcopy(POLICY),  # asked only by runs with a policy step
-        "code/add_book/0": {"code": ADD_BOOK_DRAFT},
-        "code/get_book/0": {"code": GET_BOOK},
-        "code/mark_read/0": {"code": MARK_READ_DRAFT},
-        "code/count_books/0": {"code": COUNT_HANG},
-        "code/export_list/0": {"code": EXPORT_OS},
+        **code_answers({"add_book": ADD_BOOK_DRAFT, "get_book": GET_BOOK, "mark_read": MARK_READ_DRAFT,
+                        "count_books": COUNT_HANG, "export_list": EXPORT_OS}),
         "debug/add_book/0": {"diagnosis": "pages is not validated", "fix": "code", "code": ADD_BOOK},
         "debug/mark_read/0": {"diagnosis": "typo in attribute name", "fix": "code", "code": MARK_READ},
         "debug/export_list/0": {"diagnosis": "os is not allowed; query the table", "fix": "code", "code": EXPORT_OK},

@@ -26,7 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.code_agent import code_groups, group_item
 from agents.llm import LLM, LiteLLMBackend
+from domains.spec import DomainSpec
 from tests.transcript_endpoint import JOB_SEEKING, Behaviour, Steps, TranscriptEndpoint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +38,7 @@ RETRIES = inspect.signature(LiteLLMBackend).parameters["retries"].default  # ret
 TURNS = inspect.signature(LLM).parameters["max_reasks"].default + 1  # tries of a step
 MAX_TOKENS = 4000
 TIMEOUT = 4  # seconds per request where a stall is injected (the stall is longer)
-DROPPED_TOOL = "add_application_note"  # its code step never gets an answer in the 500 case
+DROPPED_TOOL = "add_application_note"  # its group's code step never gets an answer in the 500 case
 
 
 def recorded() -> tuple[Counter, Counter]:
@@ -52,6 +54,17 @@ def recorded() -> tuple[Counter, Counter]:
 
 
 STEPS, BY_TURN = recorded()
+GROUPS = code_groups(DomainSpec.model_validate_json((BUNDLED / "spec.json").read_text()))
+
+
+def code_step(tool: str) -> str:
+    """The code step of the request that implements `tool` (with the other tools of its group)."""
+    return f"code/{group_item(next(names for names in GROUPS if tool in names))}/0"
+
+
+DROPPED = next(names for names in GROUPS if DROPPED_TOOL in names)  # the tools of that code step
+DROPPED_STEP = code_step(DROPPED_TOOL)
+PROSE_STEP = next(step for step, turns in STEPS.items() if step.startswith("code/") and turns > 1)  # re-asked
 
 
 def run_agents(endpoint: TranscriptEndpoint, out: Path, **env: str) -> subprocess.CompletedProcess:
@@ -129,7 +142,7 @@ def _control(endpoint):
 def _extra_fields(endpoint):
     one_step_more(endpoint)  # answers are strict (extra="forbid"): each is re-asked with the field named
     assert all("Extra inputs are not permitted" in r["reask"] for r in endpoint.log
-               if r.get("reask") and r["step"] != "code/search_apps_by_keyword/0" or r["turn"] == 2)
+               if r.get("reask") and r["step"] != PROSE_STEP or r["turn"] == 2)
 
 
 def _markdown(endpoint):
@@ -145,7 +158,7 @@ def _misspelt_fk(endpoint):
 
 
 def _cap(endpoint):
-    cut = ["code/add_application_note/0", "code/create_job_application/0", "database/-/0"]
+    cut = sorted([DROPPED_STEP, code_step("create_job_application"), "database/-/0"])
     assert sorted(r["step"] for r in endpoint.log if r["finish_reason"] == "length") == cut
     assert endpoint.by_step == STEPS + Counter(cut)
     assert max(r["completion_tokens"] for r in endpoint.log) <= MAX_TOKENS
@@ -157,7 +170,7 @@ def _retry_429(endpoint):
     assert Counter(r["status"] for r in endpoint.log) == Counter({200: sum(BY_TURN.values()), 429: len(STEPS)})
 
 
-STALLED = ["schema/-/0", "database/-/0", f"code/{DROPPED_TOOL}/0"]
+STALLED = ["schema/-/0", "database/-/0", DROPPED_STEP]
 
 
 def _stall(endpoint):
@@ -181,8 +194,9 @@ RECOVERABLE = {
     "unknown extra fields": ([Behaviour("extra_fields")], {}, _extra_fields),
     "Markdown instead of JSON once": ([Behaviour("markdown", times=1)], {}, _markdown),
     "misspelt foreign key once": ([Behaviour("misspelt_fk", Steps(("database/",)), times=1)], {}, _misspelt_fk),
-    "output capped at 4,000 tokens": ([Behaviour("ramble", Steps(("database/", f"code/{DROPPED_TOOL}/",
-                                                                  "code/create_job_application/")), value=4000)],
+    "output capped at 4,000 tokens": ([Behaviour("ramble", Steps(("database/", DROPPED_STEP[:-1],
+                                                                  code_step("create_job_application")[:-1])),
+                                                 value=4000)],
                                       {}, _cap),
     "429 then success": ([Behaviour("status", times=1, value=429)], {}, _retry_429),
     "stall past the timeout once": ([Behaviour("stall", Steps(tuple(s[:-1] for s in STALLED)), times=1,
@@ -204,21 +218,22 @@ def test_a_recoverable_behaviour_gives_the_bundled_tools(behaviour, tmp_path):
 
 # -- not recoverable: a clear non-zero exit ----------------------------------------------------
 
-def test_a_500_that_never_clears_drops_that_tool_and_exits_3(tmp_path):
-    with TranscriptEndpoint([Behaviour("status", Steps((f"code/{DROPPED_TOOL}/",)), value=500)]) as endpoint:
+def test_a_500_that_never_clears_drops_those_tools_and_exits_3(tmp_path):
+    with TranscriptEndpoint([Behaviour("status", Steps((DROPPED_STEP[:-1],)), value=500)]) as endpoint:
         result = run_agents(endpoint, tmp_path)
     assert result.returncode == 3, result.stderr[-3000:]
     assert_sane(endpoint, result)
     tools = json.loads((tmp_path / "report.json").read_text())["tools"]
-    assert tools["dropped_model_failed"] == [DROPPED_TOOL]
-    assert_bundled_tools(tmp_path, verified=[t for t in TOOLS["verified"] if t != DROPPED_TOOL])
-    assert endpoint.by_step[f"code/{DROPPED_TOOL}/0"] == RETRIES + 1  # the retry budget, then given up
-    assert not any(k.startswith(f"tests/{DROPPED_TOOL}/") for k in endpoint.by_step)  # no tests for missing code
-    assert endpoint.by_turn == BY_TURN - Counter({k: 1 for k in BY_TURN if f"/{DROPPED_TOOL}/" in k}) + Counter(
-        {f"code/{DROPPED_TOOL}/0#0": RETRIES + 1})
+    assert tools["dropped_model_failed"] == sorted(DROPPED)  # every tool of the request that never came
+    assert_bundled_tools(tmp_path, verified=[t for t in TOOLS["verified"] if t not in DROPPED])
+    assert endpoint.by_step[DROPPED_STEP] == RETRIES + 1  # the retry budget, then given up
+    assert not any(k.startswith(f"tests/{t}/") for t in DROPPED for k in endpoint.by_step)  # no tests without code
+    gone = {k for k in BY_TURN if k.startswith(DROPPED_STEP) or any(f"/{t}/" in k for t in DROPPED)}
+    assert endpoint.by_turn == BY_TURN - Counter({k: 1 for k in gone}) + Counter({f"{DROPPED_STEP}#0": RETRIES + 1})
     said = [line for line in result.stderr.splitlines() if line.startswith("worldsmith:")]
-    assert said[-1] == (f"worldsmith: 1 tool(s) were dropped because the model failed, not because their tests did: "
-                        f"{DROPPED_TOOL} (report.json: tools.dropped_model_failed). The domain was written without them.")
+    assert said[-1] == (f"worldsmith: {len(DROPPED)} tool(s) were dropped because the model failed, not because "
+                        f"their tests did: {', '.join(sorted(DROPPED))} (report.json: tools.dropped_model_failed). "
+                        f"The domain was written without them.")
 
 
 @pytest.mark.parametrize("status, steps, requests", [(401, Steps(), 1), (500, Steps(("schema/-/",)), RETRIES + 1)],
