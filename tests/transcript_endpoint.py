@@ -143,7 +143,7 @@ def control(text: str) -> str:
                 walk(item)
 
     walk(data)
-    out = "{\r\n\t" + json.dumps(data)[1:-1] + "\r\n}"
+    out = "{\r\n\t" + _dumps(data)[1:-1] + "\r\n}"
     for mark, literal in raw.items():
         out = out.replace(json.dumps(mark), literal)
     return out
@@ -158,7 +158,13 @@ def extra_fields(text: str) -> str:
                 if isinstance(item, dict):
                     item["confidence"] = "high"
     data["notes"] = "All fields follow the schema."
-    return json.dumps(data)
+    return _dumps(data)
+
+
+def _dumps(data: object) -> str:
+    """JSON as the recorded answers are written (compact, as the prompts ask), so that a behaviour
+    adds only what it is about."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def markdown(_text: str) -> str:
@@ -175,7 +181,7 @@ def misspelt_fk(text: str) -> str:
             if column.get("foreign_key"):
                 target, _, col = column["foreign_key"].partition(".")
                 column["foreign_key"] = f"{target[:2]}{target[3:]}.{col}"
-                return json.dumps(data)
+                return _dumps(data)
     raise ValueError("no foreign key to misspell")
 
 
