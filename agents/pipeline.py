@@ -146,12 +146,11 @@ class Run:
         started = time.perf_counter()
         out: State = {"results": {}, "timings": {}}
         try:
-            codes = write_tools(self.llm, spec, task["tools"])
+            codes, failed = write_tools(self.llm, spec, task["tools"]), ""
         except MissingStep:
             raise  # a replay that lacks a step stops the run; it never drops a tool
         except LLMError as error:  # the model could not answer: not a verdict on the tools
-            codes = {}
-            failed = str(error)
+            codes, failed = {}, str(error)
         for name in task["tools"]:
             if name in codes:
                 part = self.build_tool(spec, spec.tool(name), codes[name], task["db_source"])

@@ -4,8 +4,8 @@ A tool's tests share one fixture (a DB state); each case states only how its ini
 differs from the fixture, in the same shape as an expected state change (rows inserted,
 columns updated per primary key, keys deleted). A row of the fixture, or one a setup inserts,
 may copy a row of the same table written before it (`{"like": <its primary key>, ...the
-columns that differ}`), so a long row is written once, not once per row or per case. Expanded, every case is a full `ToolTest`,
-which is what the sandbox runs and `tests/<tool>.json` stores. A model writes a state once
+columns that differ}`), so a long row is written once, not once per row or per case. Expanded,
+every case is a full `ToolTest`, which is what the sandbox runs and `tests/<tool>.json` stores. A model writes a state once
 per tool instead of once per case, which keeps each answer short.
 """
 
@@ -100,9 +100,12 @@ def resolve_like(fixture: State, setup: Changes, schema: DBSchema, part: str = "
                                  f"(a string) of the fixture row to copy")
             if key not in own:
                 have = ", ".join(repr(k) for k in own) or "none"
-                raise ValueError(f"{part} inserts a {table} row like {key!r}, but neither the fixture nor this {part} "
-                                 f"before it has a {table} row {key!r} (their {table} keys: {have}); `like` names the "
-                                 f"primary key of a fixture row of the same table or of a row inserted before it")
+                problem = (f"setup inserts a {table} row like {key!r}, but neither the fixture nor this setup before "
+                           f"it has a {table} row {key!r} (their {table} keys: {have})" if part == "setup" else
+                           f"{part} has a {table} row like {key!r}, but no {table} row {key!r} before it (the "
+                           f"{table} keys before it: {have})")
+                raise ValueError(f"{problem}; `like` names the primary key of a row of the same table written "
+                                 f"before it")
             copied = {**own[key], **{c: v for c, v in row.items() if c != LIKE}}
             if copied.get(pk) == key and key not in change.deleted:
                 raise ValueError(f"{part} inserts a {table} row like {key!r} without its own {pk}: give the new "

@@ -167,11 +167,23 @@ def test_a_setup_row_like_a_fixture_row_is_that_row_with_its_own_columns():
         {**_BOOK, "book_id": "BK-0003", "status": "read", "pages": None, "title": "Children of Dune"}]
 
 
+def test_a_fixture_row_like_an_earlier_one_is_that_row_with_its_own_columns():
+    db = DBSchema.model_validate({"tables": DATABASE["tables"]})
+    fixture = {"book": [dict(_BOOK), {"like": "BK-0001", "book_id": "BK-0002", "title": "Emma", "pages": None}]}
+    case = TestCase(name="x", kind="rejection", expect_error="Conflict")
+    assert expand(fixture, [case], db)[0].initial_state["book"] == [
+        _BOOK, {**_BOOK, "book_id": "BK-0002", "title": "Emma", "pages": None}]
+    later = {"book": [{"like": "BK-0002", "book_id": "BK-0003"}, dict(_BOOK, book_id="BK-0002")]}
+    with pytest.raises(ValueError, match=r"the fixture has a book row like 'BK-0002', but no book row 'BK-0002' "
+                                         r"before it \(the book keys before it: none\)"):
+        expand(later, [case], db)
+
+
 def test_a_like_that_names_no_row_is_refused_with_the_keys_there_are():
     with pytest.raises(ValueError, match=r"case 'x': .*like 'BK-0009'.*has a book row 'BK-0009' \(their book keys: "
                                          r"'BK-0001'\)"):
         _expand_one({"book": {"inserted": [{"like": "BK-0009", "book_id": "BK-0002"}]}})
-    with pytest.raises(ValueError, match="inserted before it"):  # a row inserted after it does not count
+    with pytest.raises(ValueError, match="written before it"):  # a row inserted after it does not count
         _expand_one({"book": {"inserted": [{"like": "BK-0003", "book_id": "BK-0002"},
                                            {"like": "BK-0001", "book_id": "BK-0003"}]}})
     with pytest.raises(ValueError, match="takes the primary key"):
