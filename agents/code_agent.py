@@ -42,10 +42,11 @@ def write_tools(llm: LLM, spec: DomainSpec, names: list[str]) -> dict[str, str]:
     # Only the classes of the tables the tools touch, a line per column rather than their source:
     # the helpers are in the conventions.
     tables = describe_tables(spec.db, spec.tables_of(names[0]), classes=True)
-    ask = (f"Implement the tool `{names[0]}`." if len(names) == 1 else
+    one = len(names) == 1
+    ask = (f"Implement the tool `{names[0]}`." if one else
            f"Implement the tools {', '.join(f'`{n}`' for n in names)}, each in a module of its own.")
-    prompt = (f"{ask}\n\n" + "\n\n".join(sections)
-              + f"\n\nThe db module's classes of {'its' if len(names) == 1 else 'their'} tables, a line per column:\n{tables}")
+    prompt = (f"{ask}\n\n" + "\n\n".join(sections) + f"\n\nThe db module's classes of "
+              f"{'its' if one else 'their'} tables, a line per column:\n{tables}")
 
     def exactly_these(answer: ToolCodes) -> None:
         got = [t.name for t in answer.tools]
