@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Literal
+from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -76,6 +76,16 @@ class ToolCodes(_Answer):
     """Code agent: the implementations of the few tools asked for, in the order asked."""
 
     tools: list[NamedToolCode] = Field(min_length=1)
+
+
+def tools_named(names: list[str]) -> Callable[[ToolSchemas | ToolCodes], None]:
+    """The check that a batch answer gives exactly the tools asked for, in that order (a ValueError,
+    re-asked with the message)."""
+    def check(answer: ToolSchemas | ToolCodes) -> None:
+        got = [t.name for t in answer.tools]
+        if got != names:
+            raise ValueError(f"answer the tools {names} in this order, no others; got {got}")
+    return check
 
 
 class TestPage(_Answer):

@@ -7,7 +7,7 @@ own, judged on its own.
 
 from __future__ import annotations
 
-from agents.answers import ToolCodes
+from agents.answers import ToolCodes, tools_named
 from agents.llm import LLM, StepKey
 from agents.prompts import CODE_SYSTEM
 from agents.views import describe_tables, describe_tool
@@ -23,11 +23,6 @@ def code_groups(spec: DomainSpec) -> list[list[str]]:
     for tool in spec.tools:
         same.setdefault(tuple(spec.tables_of(tool.name)), []).append(tool.name)
     return [names[i:i + GROUP] for names in same.values() for i in range(0, len(names), GROUP)]
-
-
-def group_item(names: list[str]) -> str:
-    """A request's step item: the tool's name, or the first and last of the group."""
-    return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
 
 
 def write_tools(llm: LLM, spec: DomainSpec, names: list[str]) -> dict[str, str]:
@@ -47,11 +42,5 @@ def write_tools(llm: LLM, spec: DomainSpec, names: list[str]) -> dict[str, str]:
            f"Implement the tools {', '.join(f'`{n}`' for n in names)}, each in a module of its own.")
     prompt = (f"{ask}\n\n" + "\n\n".join(sections) + f"\n\nThe db module's classes of "
               f"{'its' if one else 'their'} tables, a line per column:\n{tables}")
-
-    def exactly_these(answer: ToolCodes) -> None:
-        got = [t.name for t in answer.tools]
-        if got != names:
-            raise ValueError(f"answer the tools {names} in this order, no others; got {got}")
-
-    answer = llm.structured(StepKey("code", group_item(names)), CODE_SYSTEM, prompt, ToolCodes, check=exactly_these)
+    answer = llm.structured(StepKey.batch("code", names), CODE_SYSTEM, prompt, ToolCodes, check=tools_named(names))
     return {t.name: t.code for t in answer.tools}

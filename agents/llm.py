@@ -56,6 +56,11 @@ class StepKey:
     def __str__(self) -> str:
         return f"{self.stage}/{self.item}/{self.attempt}"
 
+    @classmethod
+    def batch(cls, stage: str, names: list[str]) -> StepKey:
+        """The step of a request about several items, named by the first and the last (or the only one)."""
+        return cls(stage, names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}")
+
 
 class Backend(Protocol):
     model: str
@@ -299,9 +304,14 @@ class ScriptedBackend:
             raise MissingStep(f"no scripted answer for step {name}")
         text = self.answers[name]
         if not isinstance(text, str):
-            text = json.dumps(text, ensure_ascii=False, separators=(",", ":"))  # compact, as prompts ask
+            text = compact_json(text)
         prompt = sum(count_tokens(m["content"]) for m in messages)
         return text, {"prompt_tokens": prompt, "completion_tokens": count_tokens(text)}
+
+
+def compact_json(value: object) -> str:
+    """JSON as the prompts ask answers to be written: no indentation, no space after , or :."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class Transcript:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from agents.answers import ToolCatalog, ToolSchemas
+from agents.answers import ToolCatalog, ToolSchemas, tools_named
 from agents.llm import LLM, AnswerTruncated, StepKey
 from agents.prompts import CATALOG_SYSTEM, SCHEMA_SYSTEM
 from domains.spec import ToolSchema
@@ -34,7 +34,6 @@ def propose_tools(llm: LLM, domain: str) -> tuple[str, list[ToolSchema]]:
 def _details(llm: LLM, keyword: str, description: str, everything: list[tuple[str, str]],
              batch: list[tuple[str, str]]) -> list[ToolSchema]:
     names = [n for n, _ in batch]
-    item = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
     prompt = (
         f"Domain: {keyword}. {description}\n\nThe domain's tools (for consistent names and shapes):\n"
         + "\n".join(f"- {n}: {s}" for n, s in everything)
@@ -42,14 +41,9 @@ def _details(llm: LLM, keyword: str, description: str, everything: list[tuple[st
         + json.dumps(dict(batch), indent=1)
     )
 
-    def exactly_these(answer: ToolSchemas) -> None:
-        got = [t.name for t in answer.tools]
-        if got != names:
-            raise ValueError(f"answer the tools {names} in this order, no others; got {got}")
-
     try:
-        return llm.structured(StepKey("schema", item), SCHEMA_SYSTEM, prompt, ToolSchemas,
-                              check=exactly_these, split=len(batch) > 1).tools
+        return llm.structured(StepKey.batch("schema", names), SCHEMA_SYSTEM, prompt, ToolSchemas,
+                              check=tools_named(names), split=len(batch) > 1).tools
     except AnswerTruncated:
         half = len(batch) // 2
         return (_details(llm, keyword, description, everything, batch[:half])

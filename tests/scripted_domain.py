@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from agents.code_agent import code_groups, group_item
+from agents.code_agent import code_groups
+from agents.llm import StepKey
 from agents.test_format import encode
 from domains.spec import DBSchema, DomainSpec, ToolTest
 
@@ -201,7 +202,7 @@ def reading_list() -> DomainSpec:
 
 def code_answers(codes: dict[str, str]) -> dict:
     """The code steps' answers: a request per group of tools on the same tables, in order."""
-    return {f"code/{group_item(names)}/0": {"tools": [{"name": n, "code": codes[n]} for n in names]}
+    return {str(StepKey.batch("code", names)): {"tools": [{"name": n, "code": codes[n]} for n in names]}
             for names in code_groups(reading_list())}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agents.answers import ToolCode
-from agents.code_agent import code_groups, group_item
+from agents.code_agent import code_groups
 from agents.llm import LLM, LLMError, MissingStep, ScriptedBackend, StepKey, Transcript
 from agents.pipeline import Run, run_pipeline
 from tests.scripted_domain import answers, reading_list
@@ -113,7 +113,7 @@ def test_an_interrupted_run_resumes_without_redoing_finished_tools(tmp_path):
     report = build(tmp_path, LLM(backend, transcript), concurrency=1)
     assert "schema/-/0" not in calls and "database/-/0" not in calls  # earlier stages come from the checkpoint
     group = next(names for names in code_groups(reading_list()) if "mark_read" in names)
-    assert f"code/{group_item(group)}/0" in calls  # the group the crash stopped is asked again
+    assert str(StepKey.batch("code", group)) in calls  # the group the crash stopped is asked again
     rebuilt = {c.split("/")[1] for c in calls if c.startswith(("code/", "tests/"))}
     finished_before = {c.split("/")[1] for c in first if c.startswith("tests/")}
     assert not rebuilt & finished_before  # tools built before the crash are not built again

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.code_agent import code_groups, group_item
-from agents.llm import LLM, LiteLLMBackend
+from agents.code_agent import code_groups
+from agents.llm import LLM, LiteLLMBackend, StepKey
 from domains.spec import DomainSpec
 from tests.transcript_endpoint import JOB_SEEKING, Behaviour, Steps, TranscriptEndpoint
 
@@ -59,7 +59,7 @@ GROUPS = code_groups(DomainSpec.model_validate_json((BUNDLED / "spec.json").read
 
 def code_step(tool: str) -> str:
     """The code step of the request that implements `tool` (with the other tools of its group)."""
-    return f"code/{group_item(next(names for names in GROUPS if tool in names))}/0"
+    return str(StepKey.batch("code", next(names for names in GROUPS if tool in names)))
 
 
 DROPPED = next(names for names in GROUPS if DROPPED_TOOL in names)  # the tools of that code step

@@ -39,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from agents.llm import count_tokens, prompt_hash
+from agents.llm import compact_json, count_tokens, prompt_hash
 from tests.model_endpoint import LocalServer, _forced_tool, asked
 
 JOB_SEEKING = Path(__file__).resolve().parent.parent / "domains" / "job_seeking" / "transcript.jsonl"
@@ -143,7 +143,7 @@ def control(text: str) -> str:
                 walk(item)
 
     walk(data)
-    out = "{\r\n\t" + _dumps(data)[1:-1] + "\r\n}"
+    out = "{\r\n\t" + compact_json(data)[1:-1] + "\r\n}"  # compact, as recorded: only the change added
     for mark, literal in raw.items():
         out = out.replace(json.dumps(mark), literal)
     return out
@@ -158,13 +158,7 @@ def extra_fields(text: str) -> str:
                 if isinstance(item, dict):
                     item["confidence"] = "high"
     data["notes"] = "All fields follow the schema."
-    return _dumps(data)
-
-
-def _dumps(data: object) -> str:
-    """JSON as the recorded answers are written (compact, as the prompts ask), so that a behaviour
-    adds only what it is about."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return compact_json(data)
 
 
 def markdown(_text: str) -> str:
@@ -181,7 +175,7 @@ def misspelt_fk(text: str) -> str:
             if column.get("foreign_key"):
                 target, _, col = column["foreign_key"].partition(".")
                 column["foreign_key"] = f"{target[:2]}{target[3:]}.{col}"
-                return _dumps(data)
+                return compact_json(data)
     raise ValueError("no foreign key to misspell")
 
 
