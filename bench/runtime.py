@@ -24,7 +24,6 @@ import os
 import pickle
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from domains.spec import DBSchema, State, ToolTest
+from mcp_servers.http_process import Served, http_server
 from mcp_servers.runtime import Environment, resolve_domain
 from mcp_servers.sample_state import table_order
 from verification.procedural import tool_sources
@@ -134,36 +134,12 @@ async def bench_stdio(domain: Path, env: Environment, calls: list[tuple[str, dic
     return out
 
 
-class HttpServer:
-    def __init__(self, domain: Path):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mcp_servers", str(domain), "--transport", "http", "--port", str(self.port),
-             "--max-calls", "0", "--max-episodes", "10000"], cwd=ROOT, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{self.base}/health").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        self.close()
-        raise RuntimeError("the HTTP server did not start")
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-
-
-async def bench_http(server: HttpServer, env: Environment, calls: list[tuple[str, dict]], rounds: int) -> dict:
+async def bench_http(server: Served, env: Environment, calls: list[tuple[str, dict]], rounds: int) -> dict:
     from mcp import Client
 
     _reads, writes = split(env, calls)
     out = {"read": [], "write": [], "reset": [], "create": [], "errors": 0}
-    async with httpx.AsyncClient(base_url=server.base, timeout=60) as api:
+    async with httpx.AsyncClient(base_url=server.url, headers=server.headers, timeout=60) as api:
         for _ in range(30):
             started = time.perf_counter()
             created = (await api.post("/episodes")).json()
@@ -388,11 +364,8 @@ def main(name: str = "job_seeking", live: int = 1000) -> None:
             with Environment(served, max_calls=None) as sized:
                 results[size] = {"in process": bench_in_process(sized, calls, rounds)}
             results[size]["stdio"] = asyncio.run(bench_stdio(served, env, calls, max(3, rounds // 3)))
-            server = HttpServer(served)
-            try:
+            with http_server(served, "--max-calls", "0", "--max-episodes", "10000", quiet=True) as server:
                 results[size]["HTTP"] = asyncio.run(bench_http(server, env, calls, max(3, rounds // 3)))
-            finally:
-                server.close()
             errors += sum(r["errors"] for r in results[size].values())
         print(f"p50 / p99 {'':<22} {sizes['small']:>10,} rows {'':>12} {sizes['large']:>10,} rows")
         for path in ("in process", "stdio", "HTTP"):

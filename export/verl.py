@@ -11,7 +11,9 @@ episode id: the trajectory's request id does. The interaction's `start_interacti
 request_id}; each tool call (verl hands the tool `agent_data.request_id`) goes to
 {base_url}/episodes/{request_id}/mcp (a tool that runs first makes the same POST, and 409 "already exists" means the episode is open); the reward is GET
 {base_url}/episodes/{request_id}/reward once the episode ends. `reward_model.ground_truth` holds
-the task id and reference solution for the reward side; the kwargs hold no answer.
+the task id and reference solution for the reward side; the kwargs hold no answer. The control
+requests (the POST, the reward) carry the server's control token, which the trainer's processes
+read from WORLDSMITH_CONTROL_TOKEN (trainers/control.py): no row holds it.
 """
 
 from __future__ import annotations

@@ -3,8 +3,11 @@
 runtime.py       Environment and Episode, the in-process API (tasks, rewards, resets)
 pool.py          the sandbox workers that hold the episode databases
 schemas.py       what the agent sees of a tool, and argument validation
-server.py        the FastMCP server: the tools, and the trainer's resources
-http_app.py      many episodes over HTTP: control API and one MCP endpoint per episode
+server.py        the FastMCP server, the agent's surface: tools and instructions only
+http_app.py      many episodes over HTTP: the trainer's control API (bearer token) and one
+                 MCP endpoint per episode (the agent's, no token)
+control_token.py the control API's credential: where the server takes it, how clients send it
+http_process.py  the HTTP server in a child process with a fresh token (evaluations, tests)
 sample_state.py  a consistent starting state assembled from the procedural tests
 __main__.py      python -m mcp_servers NAME [--task ID] [--transport stdio|http]
 """

@@ -1,7 +1,15 @@
-"""python -m mcp_servers NAME [--task ID] [--transport stdio|http] [--host H] [--port P]
+"""python -m mcp_servers NAME [--task ID] [--transport stdio|http] [--host H] [--port P] [--token T]
 
 stdio: this process is one episode (the task's initial state, or the sample state).
 http:  many episodes, created and closed through the control API (routes: mcp_servers/http_app.py).
+
+Two channels. The agent's (stdio, or an episode's MCP URL) serves the tools and the
+instructions only: no task, reference solution, reward or state. The trainer's is the control
+API over HTTP, on the same address, and every control route needs `Authorization: Bearer
+<token>`: the token is --token, else $WORLDSMITH_CONTROL_TOKEN, else one generated at start and
+printed to stderr. The trainer's clients (trainers/control.py, `python -m rollouts --via mcp`)
+read it from WORLDSMITH_CONTROL_TOKEN. --expose-trainer-resources puts the task, reward and
+state on the agent's channel too, as MCP resources: for trainers and debugging only.
 Nothing but MCP frames is written to stdout; messages go to stderr.
 """
 
@@ -12,14 +20,28 @@ import sys
 
 import anyio
 
+from mcp_servers.control_token import TOKEN_ENV, server_token
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m mcp_servers", description="Serve a verified domain over MCP.")
+    parser = argparse.ArgumentParser(
+        prog="python -m mcp_servers", description="Serve a verified domain over MCP.",
+        epilog="The agent's channel (stdio, or each episode's MCP URL) serves tools and instructions only. Over "
+               "http every other route is the trainer's control API and needs 'Authorization: Bearer <token>' "
+               f"(--token, ${TOKEN_ENV}, or the token printed to stderr at start); trainer clients read it from "
+               f"${TOKEN_ENV}.")
     parser.add_argument("domain", help="a domain name under domains/, or a path to a domain folder")
     parser.add_argument("--task", help="task id (domains/<name>/tasks/<id>.json); default: the sample state")
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--token", help=f"http: the control API's bearer token (16+ characters); default: "
+                                        f"${TOKEN_ENV}, else a random one printed to stderr. A command-line value "
+                                        "shows in the process list: prefer the environment variable")
+    parser.add_argument("--expose-trainer-resources", action="store_true",
+                        help="FOR TRAINERS AND DEBUGGING ONLY: also serve each episode's task (with its reference "
+                             "solution), reward, state and info as episode:// MCP resources on the agent's channel, "
+                             "to every client. Never give an agent such a server")
     parser.add_argument("--workers", type=int, help=argparse.SUPPRESS)  # accepted and ignored: one process per episode
     parser.add_argument("--call-timeout", type=float, default=5.0, help="wall-clock seconds per tool call")
     parser.add_argument("--max-calls", type=int, default=200, help="tool calls per episode (0: unlimited)")
@@ -31,6 +53,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    try:
+        token, generated = server_token(args.token) if args.transport == "http" else ("", False)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     from mcp_servers.runtime import Environment, EpisodeError, UnknownTask
     from verification.confine import ConfinementUnavailable
 
@@ -48,16 +75,24 @@ def main(argv: list[str] | None = None) -> int:
             from mcp_servers.server import build_server
 
             episode = env.create_episode(args.task)
-            server = build_server(env, lambda: episode)
+            server = build_server(env, lambda: episode, args.expose_trainer_resources)
             anyio.run(lambda: server.run_stdio_async(show_banner=False, log_level="WARNING"))
         else:
             import uvicorn
 
             from mcp_servers.http_app import create_app
 
-            app = create_app(env, default_task=args.task)
+            app = create_app(env, default_task=args.task, token=token,
+                             expose_trainer_resources=args.expose_trainer_resources)
             print(f"serving {env.name} ({len(env.tools)} tools) at http://{args.host}:{args.port}; "
-                  f"POST /episodes to start an episode", file=sys.stderr, flush=True)
+                  f"POST /episodes to start an episode", file=sys.stderr)
+            if generated:  # to the operator only: stderr, never an MCP stream
+                print(f"control API token (send 'Authorization: Bearer <token>'; trainers read {TOKEN_ENV}): "
+                      f"{token}", file=sys.stderr)
+            if args.expose_trainer_resources:
+                print("warning: --expose-trainer-resources: every episode's MCP URL serves its task, reward and "
+                      "state", file=sys.stderr)
+            sys.stderr.flush()
             uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     except (UnknownTask, EpisodeError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""The HTTP control API's published models and the OpenAPI document built from them.
+"""The HTTP control API's published models and the OpenAPI document built from them (bearer auth).
 
 Every request body is parsed by these models (pydantic's JSON parser: no NaN, a nesting
 limit, strict types), so a body the API does not accept gets a 400 with the reasons, never
@@ -135,7 +135,13 @@ def openapi(domain: str, version: str = "1") -> dict:
                                                   "parameters": [episode_id],
                                                   "responses": {"200": _answer("the episode", EpisodeInfo), "404": not_found}}},
     }
+    for operations in paths.values():  # every control route needs the operator's token
+        for operation in operations.values():
+            operation["responses"]["401"] = _answer("no token, or a wrong one", Error)
     return {"openapi": "3.1.0",
             "info": {"title": f"worldsmith {domain} episodes", "version": version,
-                     "description": "Control API for episodes; each episode's MCP endpoint is POST /episodes/{id}/mcp."},
-            "paths": paths, "components": {"schemas": components}}
+                     "description": "Control API for episodes, for the trainer: every route needs the operator's "
+                                    "token (Authorization: Bearer). Each episode's MCP endpoint, POST "
+                                    "/episodes/{id}/mcp, is the agent's and needs none."},
+            "paths": paths, "security": [{"bearer": []}],
+            "components": {"schemas": components, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}}}

@@ -1,4 +1,12 @@
-"""Many episodes over HTTP: a small control API for the trainer and one MCP endpoint per episode.
+"""Many episodes over HTTP: a control API for the trainer and one MCP endpoint per episode.
+
+Two channels share one address. An episode's MCP URL (POST /episodes/{id}/mcp) is the agent's:
+it serves the episode's tools and instructions and nothing else (mcp_servers/server.py), with
+no credential. Every other route is the trainer's control API and needs the operator's bearer
+token, `Authorization: Bearer <token>`, compared in constant time; without it (or with a wrong
+one) every route, known or not, answers 401 {"error"}. The MCP URL ignores the token: holding
+it reaches no task, reward or state there. The token is given by `--token` or the
+WORLDSMITH_CONTROL_TOKEN environment variable, else generated at start and printed to stderr.
 
     GET    /openapi.json              the OpenAPI document of this API (models: mcp_servers/api_models.py)
     GET    /health                    {"ok", "domain", "episodes", "tools", "restoring", "restarts"}
@@ -14,10 +22,10 @@
     GET    /episodes/{id}/reward      the state-diff reward (409 with {"error"} when unavailable)
     POST   /episodes/{id}/reset       back to the initial state, call budget renewed
     DELETE /episodes/{id}             close the episode
-    POST   /episodes/{id}/mcp         the episode's MCP endpoint (streamable HTTP, stateless, JSON)
+    POST   /episodes/{id}/mcp         the episode's MCP endpoint (streamable HTTP, stateless, JSON; no token)
 
 Bodies are validated against the published models; errors are JSON {"error": message} with
-400 (bad request), 404 (no such episode or task),
+400 (bad request), 401 (no or wrong token), 404 (no such episode or task),
 409 (reward unavailable, duplicate id) or 429 (too many open episodes). The MCP endpoint is
 stateless, so a client that opens a new MCP session for every call stays in its episode: the
 episode is named by the URL, not by the MCP session. Episodes nobody used for the server's
@@ -26,6 +34,7 @@ episode is named by the URL, not by the MCP session. Episodes nobody used for th
 
 from __future__ import annotations
 
+import hmac
 import re
 
 import anyio
@@ -37,15 +46,58 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp_servers.api_models import CreateEpisode, openapi, parse_body
+from mcp_servers.control_token import TOKEN_ENV, check_token
 from mcp_servers.runtime import Environment, Episode, EpisodeError, RewardUnavailable, UnknownTask
 from mcp_servers.server import build_server
 
 MCP_PATH = "/episodes/{episode_id}/mcp"
-_MCP_URL = re.compile(r"^/episodes/([^/]+)/mcp/?$")
+_MCP_URL = re.compile(r"/episodes/([^/]+)/mcp/?")  # fullmatch only
 
 
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
+
+
+class ApiError(Exception):
+    """A control request the API refuses: its status and message become the JSON answer."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+# What each refusal of the runtime answers over HTTP (an ApiError carries its own status).
+_STATUS = {EpisodeError: 404, UnknownTask: 404, RewardUnavailable: 409}
+
+
+async def _refused(_request: Request, error: Exception) -> JSONResponse:
+    """The one exception handler: a refused control request becomes a JSON {"error"} answer."""
+    if isinstance(error, ApiError):
+        return _error(error.status, error.message)
+    return _error(next(status for kind, status in _STATUS.items() if isinstance(error, kind)), str(error))
+
+
+class _ControlAuth:
+    """Every path but an episode's MCP URL needs `Authorization: Bearer <token>`: else 401."""
+
+    def __init__(self, app, token: str):
+        self.app, self.token = app, token.encode()
+
+    def _authorized(self, scope) -> bool:
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                scheme, _, given = value.partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.token)
+        return False
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and not _MCP_URL.fullmatch(scope["path"]) and not self._authorized(scope):
+            answer = _error(401, "the control API needs the operator's token: send 'Authorization: Bearer "
+                                 f"<token>' (the server's --token or {TOKEN_ENV}, or the token it printed at start)")
+            answer.headers["www-authenticate"] = "Bearer"
+            await answer(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class _KnownEpisodes:
@@ -56,7 +108,7 @@ class _KnownEpisodes:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            match = _MCP_URL.match(scope["path"])
+            match = _MCP_URL.fullmatch(scope["path"])
             if match:
                 try:
                     self.env.get_episode(match.group(1))
@@ -66,14 +118,16 @@ class _KnownEpisodes:
         await self.app(scope, receive, send)
 
 
-def create_app(env: Environment, default_task: str | None = None):
-    """The ASGI app; `default_task` is used by POST /episodes without a task_id."""
+def create_app(env: Environment, default_task: str | None = None, *, token: str,
+               expose_trainer_resources: bool = False):
+    """The ASGI app. `token` guards the control API (at least 16 characters); `default_task` is
+    used by POST /episodes without a task_id; `expose_trainer_resources` (trainers and debugging
+    only) serves the episode:// resources at every episode's MCP URL, to anyone who reaches it."""
 
-    def episode_or_404(request: Request) -> Episode | JSONResponse:
-        try:
-            return env.get_episode(request.path_params["episode_id"])
-        except EpisodeError as error:
-            return _error(404, str(error))
+    check_token(token)
+
+    def episode_of(request: Request) -> Episode:
+        return env.get_episode(request.path_params["episode_id"])  # EpisodeError: 404
 
     document = openapi(env.name)
 
@@ -93,15 +147,13 @@ def create_app(env: Environment, default_task: str | None = None):
     async def create_episode(request: Request) -> JSONResponse:
         body = parse_body(CreateEpisode, await request.body())
         if isinstance(body, str):
-            return _error(400, body)
+            raise ApiError(400, body)
         task_id = body.task_id or default_task
         try:
             episode = await anyio.to_thread.run_sync(env.create_episode, task_id, body.episode_id)
-        except UnknownTask as error:
-            return _error(404, str(error))
         except EpisodeError as error:
             status = 429 if "are open" in str(error) else 409 if "already exists" in str(error) else 400
-            return _error(status, str(error))
+            raise ApiError(status, str(error)) from None
         url = str(request.url_for("episode_mcp", episode_id=episode.id))
         prompt = {"instruction": episode.task.instruction, "user_profile": episode.task.user_profile} if episode.task else {}
         return JSONResponse({**episode.info(), "mcp_url": url, **prompt}, status_code=201)
@@ -110,51 +162,27 @@ def create_app(env: Environment, default_task: str | None = None):
         return JSONResponse({"episodes": [e.info() for e in env.episodes()]})
 
     async def episode_info(request: Request) -> JSONResponse:
-        episode = episode_or_404(request)
-        return episode if isinstance(episode, JSONResponse) else JSONResponse(episode.info())
+        return JSONResponse(episode_of(request).info())
 
     async def episode_state(request: Request) -> JSONResponse:
-        episode = episode_or_404(request)
-        if isinstance(episode, JSONResponse):
-            return episode
-        try:
-            return JSONResponse(await anyio.to_thread.run_sync(episode.state))
-        except EpisodeError as error:
-            return _error(404, str(error))
+        return JSONResponse(await anyio.to_thread.run_sync(episode_of(request).state))
 
     async def episode_task(request: Request) -> JSONResponse:
-        episode = episode_or_404(request)
-        if isinstance(episode, JSONResponse):
-            return episode
+        episode = episode_of(request)
         if episode.task is None:
-            return _error(404, f"episode {episode.id!r} was not started from a task")
+            raise ApiError(404, f"episode {episode.id!r} was not started from a task")
         return JSONResponse(episode.task.model_dump(mode="json"))
 
     async def episode_reward(request: Request) -> JSONResponse:
-        episode = episode_or_404(request)
-        if isinstance(episode, JSONResponse):
-            return episode
-        try:
-            return JSONResponse(await anyio.to_thread.run_sync(episode.reward))
-        except RewardUnavailable as error:
-            return _error(409, str(error))
-        except EpisodeError as error:
-            return _error(404, str(error))
+        return JSONResponse(await anyio.to_thread.run_sync(episode_of(request).reward))
 
     async def reset_episode(request: Request) -> JSONResponse:
-        episode = episode_or_404(request)
-        if isinstance(episode, JSONResponse):
-            return episode
-        try:
-            await anyio.to_thread.run_sync(episode.reset)
-        except EpisodeError as error:
-            return _error(404, str(error))
+        episode = episode_of(request)
+        await anyio.to_thread.run_sync(episode.reset)
         return JSONResponse(episode.info())
 
     async def close_episode(request: Request) -> JSONResponse:
-        episode = episode_or_404(request)
-        if isinstance(episode, JSONResponse):
-            return episode
+        episode = episode_of(request)
         await anyio.to_thread.run_sync(episode.close)
         return JSONResponse({"episode_id": episode.id, "closed": True})
 
@@ -172,9 +200,13 @@ def create_app(env: Environment, default_task: str | None = None):
         Route("/episodes/{episode_id}/reward", episode_reward, methods=["GET"]),
         Route("/episodes/{episode_id}/reset", reset_episode, methods=["POST"]),
     ]
-    server = build_server(env, lambda: env.get_episode(get_http_request().path_params["episode_id"]))
+    server = build_server(env, lambda: env.get_episode(get_http_request().path_params["episode_id"]),
+                          expose_trainer_resources)
     app = create_streamable_http_app(server, MCP_PATH, routes=routes, json_response=True, stateless_http=True,
-                                     middleware=[Middleware(_KnownEpisodes, env=env)])
+                                     middleware=[Middleware(_ControlAuth, token=token),
+                                                 Middleware(_KnownEpisodes, env=env)])
+    for kind in (ApiError, *_STATUS):  # a route raises; one handler answers
+        app.add_exception_handler(kind, _refused)
     for route in app.routes:  # name the MCP route so that url_for can build each episode's URL
         if getattr(route, "path", None) == MCP_PATH:
             route.name = "episode_mcp"

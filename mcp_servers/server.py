@@ -1,8 +1,14 @@
 """A domain as a FastMCP server: its verified tools, each call run in the caller's episode.
 
-The agent sees only the tools (names, descriptions, typed parameters with descriptions,
-read-only and destructive annotations). What the trainer needs is served as resources, never
-as tools:
+This server is the agent's surface. It serves the tools (names, descriptions, typed parameters
+with descriptions, read-only and destructive annotations) and the instructions, and nothing
+else: no resource, resource template or prompt, so an agent's client cannot read the task's
+reference solution, the reward or the database state; reading any resource fails with an error
+that says so. The trainer reads those through its own channel: the in-process API
+(mcp_servers.runtime) or the HTTP control API, which needs the operator's token (http_app.py).
+
+For trainers and debugging only, `expose_trainer_resources=True` (the CLI's
+--expose-trainer-resources) also serves them as resources, to every client of this server:
 
     episode://info    episode id, task id, calls used and allowed
     episode://state   the full database state
@@ -91,7 +97,17 @@ class EpisodeClock(Middleware):
         return result
 
 
-def build_server(env: Environment, resolve: Resolver) -> FastMCP:
+class ToolsOnly(Middleware):
+    """Answers every resource read with an error that says why: the agent's surface has none."""
+
+    async def on_read_resource(self, context, call_next):
+        raise ResourceError(f"{context.message.uri} is not served here: this MCP server offers tools only. "
+                            "An episode's task, reward and state go to the trainer, not to the agent.")
+
+
+def build_server(env: Environment, resolve: Resolver, expose_trainer_resources: bool = False) -> FastMCP:
+    """The agent's server: tools and instructions; with `expose_trainer_resources` (trainers and
+    debugging only) also the episode:// resources, readable by every client."""
     server = FastMCP(name=f"worldsmith-{env.name}", instructions=episode_instructions(env.instructions, None))
     server.add_middleware(EpisodeClock(env, resolve))
     schemas = {}
@@ -104,6 +120,15 @@ def build_server(env: Environment, resolve: Resolver) -> FastMCP:
     # Every caller sees the same tools: without this lookup the SDK's streamable HTTP transport
     # runs a whole tools/list on each call of a 2026-era client, to check Mcp-Param headers.
     server._mcp_server.get_tool_input_schema = schemas.get
+    if expose_trainer_resources:
+        add_trainer_resources(server, resolve)
+    else:
+        server.add_middleware(ToolsOnly())
+    return server
+
+
+def add_trainer_resources(server: FastMCP, resolve: Resolver) -> None:
+    """The episode:// resources (see the module docstring): the trainer's data, on the agent's server."""
 
     async def in_episode(read: Callable[[Episode], object]) -> str:
         try:
@@ -136,5 +161,3 @@ def build_server(env: Environment, resolve: Resolver) -> FastMCP:
                      description="The state-diff reward of the current state against the reference run (for the trainer).")
     async def reward() -> str:
         return await in_episode(lambda e: e.reward())
-
-    return server

@@ -29,7 +29,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=16, help="episodes at once")
     parser.add_argument("--via", choices=["inprocess", "mcp"], default="inprocess",
                         help="mcp: through the domain's HTTP MCP server, one episode per URL")
-    parser.add_argument("--url", help="with --via mcp: a server already running (default: start one)")
+    parser.add_argument("--url", help="with --via mcp: a server already running (default: start one); its "
+                                      "control token is read from $WORLDSMITH_CONTROL_TOKEN")
     parser.add_argument("--max-turns", type=int, default=Limits().max_turns, help="agent actions per episode")
     parser.add_argument("--max-tool-calls", type=int, default=Limits().max_tool_calls, help="tool calls per episode")
     parser.add_argument("--tasks", help="comma-separated task ids (default: all)")
@@ -89,13 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     problems = []
     with contextlib.ExitStack() as stack:
-        url = args.url
+        url, token = args.url, None
         if args.via == "mcp" and not url:  # one server for every agent of this command
-            url = stack.enter_context(mcp_server(domain_dir, args.workers))
+            served = stack.enter_context(mcp_server(domain_dir, args.workers))
+            url, token = served.url, served.token
         for agent in agents:
             config = EvalConfig(domain=str(domain_dir), agent=agent, model=args.model if agent == "llm" else None,
                                 user_model=args.user_model if agent == "llm" else None, k=args.trials,
-                                concurrency=args.concurrency, via=args.via, url=url,
+                                concurrency=args.concurrency, via=args.via, url=url, token=token,
                                 limits=Limits(max_turns=args.max_turns, max_tool_calls=args.max_tool_calls),
                                 tasks=args.tasks.split(",") if args.tasks else None, run_id=args.run_id,
                                 runs_dir=args.runs_dir, workers=args.workers)

@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
-import subprocess
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from agents.llm import LLM, Transcript, backend_for
+from mcp_servers.control_token import TOKEN_ENV
+from mcp_servers.http_process import Served, http_server
 from mcp_servers.runtime import Environment, resolve_domain
 from rollouts.agents import Agent, LLMAgent, NoopAgent, ReferenceAgent
 from rollouts.episode import run_episode
@@ -47,6 +48,7 @@ class EvalConfig:
     limits: Limits = field(default_factory=Limits)
     via: str = "inprocess"  # inprocess | mcp
     url: str | None = None  # an MCP server already running (via mcp); else one is started
+    token: str | None = None  # that server's control token; default: $WORLDSMITH_CONTROL_TOKEN
     tasks: list[str] | None = None
     run_id: str | None = None
     runs_dir: Path = Path("runs")
@@ -132,38 +134,10 @@ def load_done(path: Path) -> list[dict]:
     return records
 
 
-@contextlib.contextmanager
 def mcp_server(domain_dir: Path, workers: int | None):
-    """`python -m mcp_servers <domain> --transport http` on a free local port, until the block ends."""
-    import httpx
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "mcp_servers", str(domain_dir), "--transport", "http", "--port", str(port),
-               "--max-calls", "0"] + (["--workers", str(workers)] if workers else [])
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if server.poll() is not None:
-                raise RuntimeError(f"the MCP server exited: {server.stderr.read()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("the MCP server did not come up within 120 s")
-            time.sleep(0.2)
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+    """`python -m mcp_servers <domain> --transport http` on a free local port with a fresh control
+    token, until the block ends: a `Served` (url, token)."""
+    return http_server(domain_dir, "--max-calls", "0", *(["--workers", str(workers)] if workers else []))
 
 
 class Progress:
@@ -214,16 +188,16 @@ async def play_all(open_session: Callable[[str], Awaitable[Session]], agent: Age
     await asyncio.gather(*(one(t, i) for t, i in todo))
 
 
-async def _run_all(config: EvalConfig, env: Environment | None, url: str | None, play: Players,
+async def _run_all(config: EvalConfig, env: Environment | None, server: Served | None, play: Players,
                    todo: list[tuple[str, int]], out, progress: Progress, policy: str) -> None:
     import httpx
 
     http = httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=max(config.concurrency, 10)))
 
     async def open_session(task_id: str) -> Session:
-        if url is None:
+        if server is None:
             return await InProcessSession.open(env, task_id)
-        return await MCPSession.open(url, task_id, http=http, policy=policy)
+        return await MCPSession.open(server.url, task_id, http=http, policy=policy, token=server.token)
 
     saved = time.monotonic()
 
@@ -272,12 +246,14 @@ def evaluate(config: EvalConfig) -> tuple[Path, dict]:
     try:
         with open(path, "a") as out, contextlib.ExitStack() as stack:
             if todo:
-                env = url = None
-                if config.via == "mcp":
-                    url = config.url or stack.enter_context(mcp_server(domain_dir, config.workers))
+                env = server = None
+                if config.via == "mcp" and config.url:
+                    server = Served(config.url, config.token or os.environ.get(TOKEN_ENV, ""))  # "": 401 says why
+                elif config.via == "mcp":
+                    server = stack.enter_context(mcp_server(domain_dir, config.workers))
                 else:
                     env = stack.enter_context(Environment(domain_dir, workers=config.workers, max_calls=None))
-                asyncio.run(_run_all(config, env, url, play, todo, out, progress, read_policy(domain_dir)))
+                asyncio.run(_run_all(config, env, server, play, todo, out, progress, read_policy(domain_dir)))
     finally:
         progress.close()
         executor.shutdown(wait=False, cancel_futures=True)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from domains.policy import episode_instructions
+from mcp_servers.control_token import TOKEN_ENV, bearer
 from mcp_servers.runtime import CallResult, Environment, Episode
 
 
@@ -130,23 +132,28 @@ def restrict(tools: list[dict], names: list[str] | None) -> list[dict]:
 
 
 class MCPSession:
-    """One episode on a domain's HTTP MCP server: created through its control API, tools called
-    over the episode's own MCP URL (a fresh MCP session per call is fine: the URL names the episode)."""
+    """One episode on a domain's HTTP MCP server: created through its control API (with the
+    server's control token: `token`, default $WORLDSMITH_CONTROL_TOKEN), tools called over the
+    episode's own MCP URL, which gets no token (a fresh MCP session per call is fine: the URL
+    names the episode)."""
 
-    def __init__(self, base_url: str, http, info: dict, client, tools: list[dict]):
+    def __init__(self, base_url: str, http, info: dict, client, tools: list[dict], headers: dict | None = None):
         self.base_url, self.http, self.info, self.client, self.tools = base_url, http, info, client, tools
+        self.headers = headers or {}  # the control API's credential
         self.domain = info["domain"]
         self.policy = ""
         self.scenario = Scenario(info["task_id"], info.get("instruction", ""), info.get("user_profile"))
 
     @classmethod
     async def open(cls, base_url: str, task_id: str, tools: list[str] | None = None, http=None,
-                   policy: str = "") -> MCPSession:
+                   policy: str = "", token: str | None = None) -> MCPSession:
         import httpx
         from fastmcp import Client
 
         http = http or httpx.AsyncClient(timeout=60)
-        response = await http.post(f"{base_url}/episodes", json={"task_id": task_id})
+        token = token or os.environ.get(TOKEN_ENV)
+        headers = bearer(token) if token else {}
+        response = await http.post(f"{base_url}/episodes", json={"task_id": task_id}, headers=headers)
         if response.status_code != 201:
             raise RuntimeError(f"POST /episodes for task {task_id}: {response.status_code} {response.text}")
         info = response.json()
@@ -159,7 +166,7 @@ class MCPSession:
             raise
         schemas = [{"type": "function", "function": {"name": t.name, "description": t.description or "",
                                                      "parameters": t.input_schema}} for t in listed]
-        session = cls(base_url, http, info, client, restrict(schemas, tools))
+        session = cls(base_url, http, info, client, restrict(schemas, tools), headers)
         session.policy = episode_policy(policy, info.get("now"))
         return session
 
@@ -173,13 +180,15 @@ class MCPSession:
         return text
 
     async def reward(self) -> dict:
-        response = await self.http.get(f"{self.base_url}/episodes/{self.info['episode_id']}/reward")
+        response = await self.http.get(f"{self.base_url}/episodes/{self.info['episode_id']}/reward",
+                                       headers=self.headers)
         if response.status_code != 200:
             raise RuntimeError(f"reward: {response.status_code} {response.text}")
         return response.json()
 
     async def reference_solution(self) -> list[dict]:
-        response = await self.http.get(f"{self.base_url}/episodes/{self.info['episode_id']}/task")
+        response = await self.http.get(f"{self.base_url}/episodes/{self.info['episode_id']}/task",
+                                       headers=self.headers)
         response.raise_for_status()
         return response.json()["reference_solution"]
 
@@ -187,4 +196,4 @@ class MCPSession:
         try:
             await self.client.__aexit__(None, None, None)
         finally:
-            await self.http.delete(f"{self.base_url}/episodes/{self.info['episode_id']}")
+            await self.http.delete(f"{self.base_url}/episodes/{self.info['episode_id']}", headers=self.headers)

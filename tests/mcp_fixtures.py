@@ -10,19 +10,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 from filelock import FileLock
 
 from agents.llm import LLM, ScriptedBackend, Transcript
 from agents.pipeline import Run, run_pipeline
+from mcp_servers.http_process import Served
+from mcp_servers.http_process import http_server as served_over_http
 from tests.scripted_domain import answers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,28 +141,12 @@ def fixture_domain(tmp_path_factory) -> Path:
 
 
 @contextmanager
-def http_server(domain: Path, *options: str):
-    """`python -m mcp_servers DOMAIN --transport http` on a free port, once /health answers: its base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "mcp_servers", str(domain), "--transport", "http", "--port",
-                             str(port), *options], cwd=ROOT,
-                            stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"the HTTP server did not start: {proc.stderr.read()}")
-            time.sleep(0.1)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def http_server(domain: Path, *options: str) -> Iterator[Served]:
+    """`python -m mcp_servers DOMAIN --transport http` on a free port with a fresh control token,
+    once /health answers: its base URL and token (`.headers` for the control API)."""
+    with ExitStack() as stack:
+        try:
+            served = stack.enter_context(served_over_http(domain, *options, startup_s=60))
+        except RuntimeError as error:
+            pytest.fail(f"the HTTP server did not start: {error}")
+        yield served

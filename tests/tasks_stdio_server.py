@@ -20,7 +20,7 @@ def episode():
     return current["episode"]
 
 
-server = build_server(env, episode)
+server = build_server(env, episode, expose_trainer_resources=True)  # the test reads state and reward
 
 
 @server.resource("select://{task_id}")

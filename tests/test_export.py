@@ -22,12 +22,14 @@ from starlette.testclient import TestClient
 
 from export.awm import inserts
 from export.source import read_domain
+from mcp_servers.control_token import bearer
 from mcp_servers.http_app import create_app
 from mcp_servers.runtime import Environment
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINERS = ROOT / ".venv-trainers" / "bin" / "python"
 BASE_URL = "http://10.1.2.3:8765"
+TOKEN = "export-test-token-0123"  # the trainer's control token
 needs_trainers = pytest.mark.skipif(not TRAINERS.is_file(), reason="needs .venv-trainers (make trainers-env)")
 
 
@@ -159,7 +161,7 @@ def test_verl_kwargs_open_a_served_episode_of_the_row_task(exported):
     """The documented mapping, on the HTTP control API: request id -> episode of the row's task."""
     rows = jsonl(exported / "verl/data/train.jsonl")
     with Environment("job_seeking", max_episodes=8) as env:
-        client = TestClient(create_app(env))
+        client = TestClient(create_app(env, token=TOKEN), headers=bearer(TOKEN))
         for row in (rows[0], rows[len(rows) // 2], rows[-1]):
             kwargs = row["extra_info"]["interaction_kwargs"]
             request_id = f"req-{row['extra_info']['index']}"

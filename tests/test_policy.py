@@ -404,8 +404,9 @@ async def test_the_mcp_instructions_are_the_policy_and_the_episodes_date(built):
 
 def test_each_http_episode_is_told_its_own_date(built):
     out, _ = built
-    with start_http_server(out) as base:
-        created = [httpx.post(f"{base}/episodes", json=body).json() for body in ({}, {"task_id": "late_read"})]
+    with start_http_server(out) as served:
+        created = [httpx.post(f"{served.url}/episodes", json=body, headers=served.headers).json()
+                   for body in ({}, {"task_id": "late_read"})]
         assert [c["now"] for c in created] == [DEFAULT_NOW, "2025-06-02T14:30:00"]
 
         async def instructions(url: str) -> str:

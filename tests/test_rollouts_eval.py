@@ -117,16 +117,17 @@ def test_a_real_model_agent_and_user_through_litellm_over_mcp_http(domain, tmp_p
     backend = Capturing(WITHDRAW)
     llm = LLM(backend, Transcript(tmp_path / "scripted.jsonl"))
 
-    async def scripted(url):
+    async def scripted(served):
         # the policy `make eval` gives the agent (policy.md, which MCPSession ends with the episode's date)
-        session = await MCPSession.open(url, "withdraw_figma_infra", policy=read_policy(domain))
+        session = await MCPSession.open(served.url, "withdraw_figma_infra", policy=read_policy(domain),
+                                        token=served.token)
         try:
             return await run_episode(session, LLMAgent(llm), LLMUser(llm, "job_seeking"))
         finally:
             await session.close()
 
-    with mcp_server(domain, workers=1) as url:
-        expected = asyncio.run(scripted(url))
+    with mcp_server(domain, workers=1) as served:
+        expected = asyncio.run(scripted(served))
     assert expected.reward == 1.0
 
     with RecordedEndpoint(backend.by_prompt) as endpoint:

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mcp_servers.control_token import TOKEN_ENV
 from mcp_servers.runtime import resolve_domain
 from rollouts.evaluate import mcp_server
 from tasks.model import task_ids
@@ -26,8 +27,10 @@ pytestmark = [pytest.mark.slow,
 
 @pytest.fixture(scope="module")
 def worldsmith_url():
-    with mcp_server(resolve_domain("job_seeking"), workers=2) as url:
-        yield url
+    # the adapters, their probes and the README's examples read the control token from the environment
+    with mcp_server(resolve_domain("job_seeking"), workers=2) as served, pytest.MonkeyPatch.context() as patch:
+        patch.setenv(TOKEN_ENV, served.token)
+        yield served.url
 
 
 def in_trainers(script: str, *args: str) -> dict:

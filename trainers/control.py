@@ -1,15 +1,22 @@
 """A small client of worldsmith's HTTP control API and per-episode MCP endpoints.
 
-The MCP endpoints are stateless and answer JSON, so one JSON-RPC `tools/call` POST is a whole
-call: no session to open, and any process may call into any episode it knows the id of.
+The control API is the trainer's channel: every request carries the server's control token,
+`Authorization: Bearer <token>`, given to `Control(url, token=...)` or read from the
+WORLDSMITH_CONTROL_TOKEN environment variable (the one `python -m mcp_servers` reads too). The
+episode's MCP endpoint is the agent's channel and gets no token. The MCP endpoints are
+stateless and answer JSON, so one JSON-RPC `tools/call` POST is a whole call: no session to
+open, and any process may call into any episode it knows the id of.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any
 
 import httpx
+
+TOKEN_ENV = "WORLDSMITH_CONTROL_TOKEN"  # the core's mcp_servers.control_token.TOKEN_ENV (adapters import no core)
 
 END_TOOL = "end_episode"
 END_TOOL_SCHEMA = {
@@ -25,12 +32,15 @@ class ControlError(RuntimeError):
 
 
 class Control:
-    """Episodes of one worldsmith server (`base_url`, e.g. http://127.0.0.1:8000)."""
+    """Episodes of one worldsmith server (`base_url`, e.g. http://127.0.0.1:8000); `token`: its
+    control token, default $WORLDSMITH_CONTROL_TOKEN."""
 
-    def __init__(self, base_url: str, timeout: float = 60.0):
+    def __init__(self, base_url: str, timeout: float = 60.0, token: str | None = None):
         self.base_url = base_url.rstrip("/")
         self._ids = itertools.count(1)
-        self.http = httpx.Client(base_url=self.base_url, timeout=timeout)
+        token = token or os.environ.get(TOKEN_ENV)
+        self.http = httpx.Client(base_url=self.base_url, timeout=timeout,
+                                 headers={"authorization": f"Bearer {token}"} if token else None)
 
     def close(self) -> None:
         self.http.close()
@@ -67,11 +77,13 @@ class Control:
 
     def call(self, episode_id: str, tool: str, arguments: dict) -> tuple[str, bool]:
         """One tool call in the episode: (result text, is_error). Tool errors are results."""
-        response = self.http.post(
-            f"/episodes/{episode_id}/mcp",
+        request = self.http.build_request(
+            "POST", f"/episodes/{episode_id}/mcp",
             json={"jsonrpc": "2.0", "id": next(self._ids), "method": "tools/call",
                   "params": {"name": tool, "arguments": arguments}},
             headers={"accept": "application/json, text/event-stream"})
+        request.headers.pop("authorization", None)  # the agent's channel: the token stays on the control API
+        response = self.http.send(request)
         reply = self._json(response)
         if "error" in reply:
             return f"Error: {reply['error'].get('message', reply['error'])}", True
