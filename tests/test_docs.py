@@ -2,8 +2,8 @@
 
 Every ```sh, ```bash and ```python block of README.md and docs/*.md runs, in order, in one bash
 session per document, so that `export` and background servers carry from block to block as in a
-reader's terminal. The session works in a scratch folder where `.venv` and `.venv-trainers` are
-this checkout's environments and `python` is the core one. An HTML comment on the line before a
+reader's terminal. The session works in a scratch folder that links to this checkout's files and
+environments (`.venv`, `.venv-trainers`), where `python` is the core environment's. An HTML comment on the line before a
 block says how to treat it:
 
     <!-- no-run: why -->               not run; the reason is required (needs a model, sets up an environment, ...)
@@ -39,6 +39,7 @@ LINK_DOCS = [*RUN_DOCS, *sorted((ROOT / "domains").glob("*/README.md"))]
 RUNNABLE = {"sh": "sh", "bash": "sh", "shell": "sh", "python": "python", "py": "python"}
 MARKERS = {"no-run", "servers", "run-in"}
 PORTS = ("8000", "8001")
+OUTPUTS = {"exports", "runs"}  # written by documented commands: fresh in each scratch folder
 BLOCK_TIMEOUT_S = 300
 SERVER_START_S = 120
 DONE = "__docs_block_done__"
@@ -140,6 +141,10 @@ class Session:
     """One bash session in a scratch folder: what a reader's terminal would be."""
 
     def __init__(self, scratch: Path):
+        # the checkout as the reader has it, except the folders commands write into
+        for entry in ROOT.iterdir():
+            if not entry.name.startswith(".") and entry.name not in OUTPUTS:
+                (scratch / entry.name).symlink_to(entry)
         for env_dir, target in ((".venv", Path(sys.prefix)), (".venv-trainers", ROOT / ".venv-trainers")):
             if target.exists():
                 (scratch / env_dir).symlink_to(target)
