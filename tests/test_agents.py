@@ -14,7 +14,7 @@ from agents.answers import ToolCode
 from agents.code_agent import code_groups
 from agents.llm import LLM, LLMError, MissingStep, ScriptedBackend, StepKey, Transcript
 from agents.pipeline import Run, run_pipeline
-from tests.scripted_domain import answers, reading_list
+from tests.support.scripted_domain import answers, reading_list
 from verification.procedural import check_integrity, check_tool, open_domain, tool_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -192,7 +192,7 @@ def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_pa
 def test_a_tool_table_map_naming_an_unknown_table_is_re_asked_with_the_error(tmp_path):
     from agents.database_agent import design_database
     from domains.spec import ToolSchema
-    from tests.scripted_domain import DATABASE, TOOLS
+    from tests.support.scripted_domain import DATABASE, TOOLS
 
     slip = {**DATABASE, "tool_tables": {**DATABASE["tool_tables"], "get_book": ["books"]}}
     asked: list[str] = []

@@ -251,7 +251,9 @@ def test_tau2_folder_loads_with_tau2_bench_loaders(exported, source, tmp_path):
 # -- Agent World Model -----------------------------------------------------------------------
 def _awm_files(folder: Path) -> dict[str, dict]:
     """The files keyed by normalised scenario name, as OpenEnv's AWM data loader reads them."""
-    norm = lambda name: re.sub(r"_+", "_", re.sub(r"[^a-z0-9_]", "_", name.lower())).strip("_")  # noqa: E731
+    def norm(name: str) -> str:
+        return re.sub(r"_+", "_", re.sub(r"[^a-z0-9_]", "_", name.lower())).strip("_")
+
     files = {}
     for name, key in [("gen_scenario", "name"), ("gen_tasks", "scenario"), ("gen_db", "scenario"),
                       ("gen_sample", "scenario"), ("gen_verifier.pure_code", "scenario"), ("gen_verifier", "scenario")]:
@@ -273,7 +275,7 @@ def _database(path: Path, db_schema: dict, tables: list[dict]) -> Path:
 
 def _verify(code: str, initial: Path, final: Path) -> dict:
     namespace = {"__builtins__": __builtins__}  # AWM's sandbox adds only sqlite3, json and re
-    exec(code, namespace)  # noqa: S102  (our own exported verifier)
+    exec(code, namespace)  # our own exported verifier
     return namespace["verify_task_completion"](initial_db_path=str(initial), final_db_path=str(final))
 
 

@@ -15,8 +15,8 @@ from mcp import Client, StdioServerParameters
 
 from mcp_servers.runtime import Environment
 from mcp_servers.server import build_server
-from tests.mcp_fixtures import DUNE, EMMA, ROOT, fixture_domain  # noqa: F401
-from tests.mcp_fixtures import http_server as start_http_server
+from tests.support.fixture_domain import DUNE, EMMA, ROOT
+from tests.support.fixture_domain import http_server as start_http_server
 
 TOOLS = ["add_book", "add_then_fail", "add_then_hang", "add_then_stall", "export_list", "get_book", "mark_read",
          "remove_book"]
@@ -32,7 +32,7 @@ def text(result) -> str:
 # -- fastmcp, in memory -------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def env(fixture_domain):  # noqa: F811
+def env(fixture_domain):
     with Environment(fixture_domain, call_timeout=0.5) as environment:
         yield environment
 
@@ -107,7 +107,7 @@ async def test_fastmcp_client_on_a_sample_episode_gets_no_reward(env):
 # -- the mcp SDK over stdio ---------------------------------------------------------------
 
 @pytest.mark.slow
-async def test_mcp_sdk_over_stdio_serves_one_episode(fixture_domain):  # noqa: F811
+async def test_mcp_sdk_over_stdio_serves_one_episode(fixture_domain):
     params = StdioServerParameters(
         command=sys.executable, cwd=str(ROOT), env=dict(os.environ),
         args=["-m", "mcp_servers", str(fixture_domain), "--task", "finish_dune", "--call-timeout", "0.5"])
@@ -127,7 +127,7 @@ async def test_mcp_sdk_over_stdio_serves_one_episode(fixture_domain):  # noqa: F
         assert json.loads(reward.contents[0].text)["reward"] == 1.0
 
 
-def test_the_cli_refuses_unknown_domains_and_tasks(fixture_domain):  # noqa: F811
+def test_the_cli_refuses_unknown_domains_and_tasks(fixture_domain):
     for args, message in [(["no_such_domain"], "no domain 'no_such_domain'"),
                           ([str(fixture_domain), "--task", "nope"], "has no task 'nope'")]:
         done = subprocess.run([sys.executable, "-m", "mcp_servers", *args], cwd=ROOT, capture_output=True, text=True,
@@ -140,7 +140,7 @@ def test_the_cli_refuses_unknown_domains_and_tasks(fixture_domain):  # noqa: F81
 # -- the mcp SDK over streamable HTTP -----------------------------------------------------
 
 @pytest.fixture(scope="module")
-def http_server(fixture_domain):  # noqa: F811
+def http_server(fixture_domain):
     with start_http_server(fixture_domain, "--call-timeout", "0.5") as base:
         yield base
 

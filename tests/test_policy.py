@@ -25,8 +25,8 @@ from mcp_servers.runtime import Environment
 from verification.invariants import keep_invariants
 from mcp_servers.server import build_server
 from rollouts.sessions import InProcessSession, episode_policy
-from tests.mcp_fixtures import http_server as start_http_server
-from tests.scripted_domain import DATABASE, POLICY, TOOLS, answers
+from tests.support.fixture_domain import http_server as start_http_server
+from tests.support.scripted_domain import DATABASE, POLICY, TOOLS, answers
 from verification.invariants import check_invariants, status_moves
 from verification.procedural import check_policy
 

@@ -10,7 +10,7 @@ from agents.llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.runtime import Environment
 from rollouts import (STOP, AgentAction, Limits, LLMAgent, LLMUser, NoopAgent, ReferenceAgent, ToolCall,
                       oracle_best_of_k, run_task)
-from tests.rollouts_tasks import TASKS, write_domain
+from tests.support.rollouts_tasks import TASKS, write_domain
 
 WITHDRAW = {
     "user/withdraw_figma_infra@0/0": {"message": "Hi, please withdraw my application for the Software Engineer, "

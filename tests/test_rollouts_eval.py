@@ -13,8 +13,8 @@ from rollouts.__main__ import main
 from rollouts.evaluate import EvalConfig, RunMismatch, evaluate, mcp_server, replay_transcript
 from rollouts.record import record
 from rollouts.sessions import MCPSession, read_policy
-from tests.rollouts_endpoint import RecordedEndpoint
-from tests.rollouts_tasks import TASKS, write_domain
+from tests.support.rollouts_endpoint import RecordedEndpoint
+from tests.support.rollouts_tasks import TASKS, write_domain
 from tests.test_rollouts_episode import WITHDRAW
 
 # the LLM agent misses the second of the two changes: partial credit

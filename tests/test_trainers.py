@@ -32,7 +32,7 @@ def worldsmith_url():
 
 def in_trainers(script: str, *args: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([str(TRAINERS), str(ROOT / "tests" / script), *args], cwd=ROOT, env=env,
+    done = subprocess.run([str(TRAINERS), str(ROOT / "tests" / "support" / script), *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

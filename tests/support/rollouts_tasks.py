@@ -10,7 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = ROOT / "domains" / "job_seeking"
 
 
