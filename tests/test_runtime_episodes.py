@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import statistics
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -117,9 +116,8 @@ def test_a_hanging_tool_times_out_and_leaves_the_state_unchanged(env):
     with env.create_episode("finish_dune") as episode:
         assert episode.call("mark_read", {"book_id": "BK-0001"}).ok
         before = episode.state()
-        started = time.perf_counter()
+        # the sandbox's 0.5 s limit ends the call; one that never returned would meet the test's own timeout
         out = episode.call("add_then_hang", {"title": "Ghost"})
-        assert time.perf_counter() - started < 5
         assert not out.ok and out.error_type == "Timeout"
         assert "0.5 s" in out.error
         assert episode.state() == before
@@ -193,20 +191,18 @@ def test_calls_per_episode_are_bounded_and_reset_renews_them(fixture_domain):
         assert episode.call("get_book", {"book_id": "BK-0001"}).ok
 
 
-def test_reset_restores_the_initial_state_quickly(env):
+def test_reset_restores_the_initial_state(env):
+    # How long a reset takes is measured by `python -m bench.runtime` (reset, in process), not here.
     with env.create_episode("finish_dune") as episode:
         episode.call("mark_read", {"book_id": "BK-0001"})
         episode.call("remove_book", {"book_id": "BK-0002"})
         episode.call("add_book", {"title": "New", "author": "A"})
-        times = []
-        for _ in range(50):
-            started = time.perf_counter()
-            episode.reset()
-            times.append(time.perf_counter() - started)
+        episode.reset()
         assert episode.state() == {"book": [DUNE, EMMA]}
         assert episode.calls == 0
-        assert statistics.median(times) < 0.02  # the bench reports the real figure; this guards the design
         assert episode.call("add_book", {"title": "New", "author": "A"}).result == {"book_id": "BK-0003"}
+        episode.reset()
+        assert episode.state() == {"book": [DUNE, EMMA]}
 
 
 def test_reward_is_one_for_the_reference_solution_and_lower_for_doing_nothing(env):
