@@ -32,7 +32,8 @@ TASKS = {
     "decline_cloudflare_offer": {
         "instruction": "You are Maya Chen. Decline the offer you received from Cloudflare.",
         "user_profile": {"name": "Maya Chen"},
-        "reference_solution": [{"tool": "respond_to_offer", "arguments": {"offer_id": _pending_offer("Cloudflare"), "decision": "decline"}}],
+        "reference_solution": [{"tool": "respond_to_offer",
+                                "arguments": {"offer_id": _pending_offer("Cloudflare"), "decision": "decline"}}],
     },
     "shopify_follow_up": {
         "instruction": "You are Maya Chen. For your Shopify Platform Engineer application: add a follow-up note "
