@@ -29,6 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TRAINERS = ROOT / ".venv-trainers" / "bin" / "python"
 BASE_URL = "http://10.1.2.3:8765"
 needs_trainers = pytest.mark.skipif(not TRAINERS.is_file(), reason="needs .venv-trainers (make trainers-env)")
+# The exports are written by `python -m export` (parquet through the trainers' environment) and read
+# back with the trainers' own libraries.
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
@@ -327,7 +330,8 @@ def test_awm_verifier_follows_generated_ids_and_catches_wrong_values(exported, s
     new = [r for r in expected["job_application"] if r["application_id"] not in before]
     assert len(new) == 1
     renamed = json.loads(json.dumps(expected).replace(new[0]["application_id"], "APP-9999"))
-    assert _verify(code, initial, _database(tmp_path / "renamed.db", schema, inserts(source.spec.db, renamed)))["result"] == "complete"
+    verdict = _verify(code, initial, _database(tmp_path / "renamed.db", schema, inserts(source.spec.db, renamed)))
+    assert verdict["result"] == "complete"
     wrong = json.loads(json.dumps(expected))
     row = next(r for r in wrong["job_application"] if r["application_id"] == new[0]["application_id"])
     row["company_name"] += " Ltd"

@@ -107,6 +107,7 @@ async def test_fastmcp_client_on_a_sample_episode_gets_no_reward(env):
 # -- the mcp SDK over stdio ---------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.integration
 async def test_mcp_sdk_over_stdio_serves_one_episode(fixture_domain):
     params = StdioServerParameters(
         command=sys.executable, cwd=str(ROOT), env=dict(os.environ),
@@ -127,6 +128,7 @@ async def test_mcp_sdk_over_stdio_serves_one_episode(fixture_domain):
         assert json.loads(reward.contents[0].text)["reward"] == 1.0
 
 
+@pytest.mark.integration
 def test_the_cli_refuses_unknown_domains_and_tasks(fixture_domain):
     for args, message in [(["no_such_domain"], "no domain 'no_such_domain'"),
                           ([str(fixture_domain), "--task", "nope"], "has no task 'nope'")]:
@@ -145,6 +147,7 @@ def http_server(fixture_domain):
         yield base
 
 
+@pytest.mark.integration
 def test_control_api_creates_inspects_resets_and_closes_episodes(http_server):
     api = httpx.Client(base_url=http_server, timeout=60)
     assert api.get("/health").json()["tools"] == len(TOOLS)
@@ -185,6 +188,7 @@ async def _call(url: str, tool: str, arguments: dict):
         return await client.call_tool(tool, arguments)
 
 
+@pytest.mark.integration
 async def test_mcp_sdk_over_http_keeps_concurrent_episodes_apart(http_server):
     async with httpx.AsyncClient(base_url=http_server, timeout=60) as api:
         episodes = [(await api.post("/episodes", json={"task_id": "finish_dune"})).json() for _ in range(8)]
@@ -201,6 +205,7 @@ async def test_mcp_sdk_over_http_keeps_concurrent_episodes_apart(http_server):
             await api.delete(f"/episodes/{episode['episode_id']}")
 
 
+@pytest.mark.integration
 async def test_mcp_sdk_over_http_a_hung_tool_does_not_stop_other_episodes(http_server):
     async with httpx.AsyncClient(base_url=http_server, timeout=60) as api:
         stuck = (await api.post("/episodes", json={"task_id": "finish_dune"})).json()
@@ -219,6 +224,7 @@ async def test_mcp_sdk_over_http_a_hung_tool_does_not_stop_other_episodes(http_s
         await api.delete(f"/episodes/{stuck['episode_id']}")
 
 
+@pytest.mark.integration
 async def test_mcp_sdk_over_http_bad_input_and_reward(http_server):
     async with httpx.AsyncClient(base_url=http_server, timeout=60) as api:
         episode = (await api.post("/episodes", json={"task_id": "finish_dune"})).json()

@@ -20,7 +20,7 @@ from tests.support.fixture_domain import ROOT
 NPM_TOOLS = ROOT / ".npm-tools"
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,9 @@ from verification.reward import (
 
 BEFORE = "2025-02-20T08:00:00"
 
+# Every test loads the embedding model (the module fixture below).
+pytestmark = pytest.mark.slow
+
 
 def _app(n: int, company: str, status: str, salary: float, notes: str) -> dict:
     return {"id": f"APP-{n:04d}", "company": company, "role": "Backend Engineer", "status": status,

@@ -15,6 +15,7 @@ TASKS = ROOT / "domains" / "job_seeking" / "tasks"
 
 
 @pytest.mark.slow
+@pytest.mark.integration
 async def test_every_bundled_task_earns_reward_1_only_after_its_reference_solution():
     params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), env=dict(os.environ),
                                    args=[str(ROOT / "tests" / "support" / "tasks_stdio_server.py"), "job_seeking"])
