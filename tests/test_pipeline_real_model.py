@@ -39,6 +39,9 @@ TURNS = inspect.signature(LLM).parameters["max_reasks"].default + 1  # tries of 
 MAX_TOKENS = 4000
 TIMEOUT = 4  # seconds per request where a stall is injected (the stall is longer)
 DROPPED_TOOL = "add_application_note"  # its group's code step never gets an answer in the 500 case
+# Each test runs the whole pipeline on job_seeking in a child process, against a local endpoint: about
+# three minutes a run on a loaded 2-core machine, and the last test runs it several times.
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(900)]
 
 
 def recorded() -> tuple[Counter, Counter]:

@@ -20,7 +20,8 @@ from tasks.model import task_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINERS = ROOT / ".venv-trainers" / "bin" / "python"
-pytestmark = [pytest.mark.slow, pytest.mark.integration,
+# A probe may run 600 s in the trainers' environment (in_trainers' own limit, whose error says more).
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(900),
               pytest.mark.skipif(not TRAINERS.is_file(), reason="needs .venv-trainers (make trainers-env)")]
 
 
