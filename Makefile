@@ -16,7 +16,7 @@ export TOKENIZERS_PARALLELISM := false
 # otherwise from the PyTorch CPU index; never the CUDA build from PyPI.
 TORCH_SOURCE := $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),--extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
 
-.PHONY: env trainers-env confinement domain graph verify test bench serve eval clean-env
+.PHONY: env trainers-env confinement domain graph verify test test-fast lint bench serve eval clean-env
 
 env: $(VENV)/.installed confinement
 
@@ -58,8 +58,18 @@ tasks: env
 verify: env
 	$(PY) -m pytest -q domains/$(NAME)/tests
 
+# Every test, each under pytest-timeout's per-test limit (pyproject.toml).
 test: env trainers-env
 	$(PY) -m pytest -n 2
+
+# The edit loop: every test but those marked slow (an embedding model, servers, a domain build)
+# or integration (other processes, HTTP, the trainers' environment); `make test` runs them all.
+test-fast: env
+	$(PY) -m pytest -n 2 -m "not slow and not integration"
+
+# ruff's checks and import order, configured in pyproject.toml.
+lint: env
+	$(VENV)/bin/ruff check .
 
 bench: env
 	$(PY) -m bench

@@ -3,7 +3,8 @@
 Each state is mostly rows the task leaves alone; the task updates about 1% of applications,
 deletes 0.5% of feedback and inserts 1% new applications, each with an interview and its
 feedback. The agent's state does the same work in another order (so its generated keys
-differ), rewrites most notes with other casing and punctuation, and paraphrases two.
+differ), rewrites most notes with other casing and punctuation, and paraphrases two. The schema
+and texts are the reward tests' own (tests/support/reward_cases.py).
 """
 
 from __future__ import annotations
@@ -13,48 +14,9 @@ import random
 import statistics
 import time
 
-from domains.spec import Column, DBSchema, Table
 from graph import embeddings
+from tests.support.reward_cases import COMPANIES, NOTES, PARAPHRASES, SCHEMA
 from verification.reward import compute_reward
-
-SCHEMA = DBSchema(tables=[
-    Table(name="job_application", id_prefix="APP", columns=[
-        Column(name="id", type="string", primary_key=True),
-        Column(name="company", type="string"),
-        Column(name="status", type="string"),
-        Column(name="salary", type="number"),
-        Column(name="applied_on", type="date"),
-        Column(name="notes", type="text"),
-        Column(name="updated_at", type="datetime"),
-    ]),
-    Table(name="interview", id_prefix="INT", columns=[
-        Column(name="id", type="string", primary_key=True),
-        Column(name="application_id", type="string", foreign_key="job_application.id"),
-        Column(name="kind", type="string"),
-        Column(name="scheduled_at", type="datetime"),
-        Column(name="notes", type="text"),
-    ]),
-    Table(name="feedback", id_prefix="FB", columns=[
-        Column(name="id", type="string", primary_key=True),
-        Column(name="interview_id", type="string", foreign_key="interview.id"),
-        Column(name="rating", type="integer"),
-        Column(name="comments", type="text"),
-    ]),
-])
-
-NOTES = [
-    "Follow up with the recruiter next week about the offer.",
-    "Interview went well, the team liked my system design answers.",
-    "Salary expectations are above the budget for this role.",
-    "Waiting to hear back after the final round.",
-    "Phone screen with the hiring manager, 30 minutes.",
-    "Technical round focused on SQL and data modelling.",
-]
-PARAPHRASES = {
-    NOTES[0]: "Contact the recruiter again next week regarding the offer.",
-    NOTES[5]: "The technical interview concentrated on SQL and data modeling.",
-}
-COMPANIES = ["Initech", "Umbrella", "Hooli", "Globex", "Vandelay", "Acme"]
 
 
 def _key(prefix: str, n: int) -> str:

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     domain_dir = resolve_domain(args.domain)
     with tempfile.TemporaryDirectory() as tmp:
         if not task_ids(domain_dir):
-            from tests.rollouts_tasks import write_domain
+            from tests.support.rollouts_tasks import write_domain
 
             domain_dir = write_domain(Path(tmp))
             print("(the domain has no tasks: using the tests' hand-made job_seeking tasks)")

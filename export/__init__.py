@@ -3,7 +3,8 @@
 source.py        the domain as exports see it: verified tools, policy, tasks, the agent's prompt
 files.py         JSON, JSONL and parquet writers (parquet through pyarrow, here or in .venv-trainers)
 hf.py            a Hugging Face `datasets` dataset (JSONL + parquet, with a dataset card)
-verl.py          verl multi-turn agent-loop rows bound to served episodes
+episode_rows.py  rows bound to served episodes, the builder verl and SkyRL rows share
+verl.py          verl multi-turn agent-loop rows
 skyrl.py         SkyRL rows {data_source, prompt, env_class, reward_spec, extra_info}
 tau2.py          a tau2-bench domain folder (tasks.json, policy.md, db.json)
 awm.py           Agent World Model JSONL files (scenario, tasks, DDL, sample rows, verifiers)

@@ -52,7 +52,7 @@ def write_parquet(path: Path, jsonl: Path) -> Path:
         done = subprocess.run([str(python), str(_PARQUET_SCRIPT), str(jsonl), str(path)],
                               capture_output=True, text=True)
         if done.returncode != 0:
-            raise ExportError(f"writing {path} failed: {done.stderr.strip()[-2000:]}")
+            raise ExportError(f"writing {path} failed: {done.stderr.strip()[-2000:]}") from None
         return path
     from export.parquet_file import convert
 

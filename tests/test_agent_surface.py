@@ -28,9 +28,9 @@ from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from mcp_types import PromptReference, ResourceTemplateReference
 
 from mcp_servers.control_token import TOKEN_ENV, bearer
-from tests.mcp_fixtures import DUNE, EMMA, ROOT, fixture_domain, http_server  # noqa: F401
+from tests.support.fixture_domain import DUNE, EMMA, ROOT, http_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 TOOLS = ["add_book", "add_then_fail", "add_then_hang", "add_then_stall", "export_list", "get_book", "mark_read",
          "remove_book"]
@@ -58,7 +58,7 @@ def leaks(texts: list[str]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def canary_domain(fixture_domain, tmp_path_factory):  # noqa: F811
+def canary_domain(fixture_domain, tmp_path_factory):
     domain = tmp_path_factory.mktemp("surface") / fixture_domain.name
     shutil.copytree(fixture_domain, domain)
     (domain / "tasks" / "canary.json").write_text(json.dumps(CANARY_TASK))

@@ -14,7 +14,7 @@ from agents.answers import ToolCode
 from agents.code_agent import code_groups
 from agents.llm import LLM, LLMError, MissingStep, ScriptedBackend, StepKey, Transcript
 from agents.pipeline import Run, run_pipeline
-from tests.scripted_domain import answers, reading_list
+from tests.support.scripted_domain import answers, reading_list
 from verification.procedural import check_integrity, check_tool, open_domain, tool_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +34,7 @@ def recorded(tmp_path_factory):
     return out, report
 
 
+@pytest.mark.slow
 def test_tools_that_pass_are_verified_and_repairs_are_reported(recorded):
     _, report = recorded
     assert report["tools"]["verified"] == ["add_book", "export_list", "get_book", "mark_read"]
@@ -42,17 +43,20 @@ def test_tools_that_pass_are_verified_and_repairs_are_reported(recorded):
     assert report["debug"]["attempts"] == 7
 
 
+@pytest.mark.slow
 def test_a_hanging_tool_is_timed_out_and_dropped_after_its_debug_budget(recorded):
     _, report = recorded
     assert report["tools"]["dropped"] == ["count_books"]
     assert "Timeout" in report["dropped_reasons"]["count_books"]
 
 
+@pytest.mark.slow
 def test_malformed_and_schema_invalid_answers_are_re_asked(recorded):
     _, report = recorded
     assert report["validation_reasks"] == ["database/-/0#0", "schema/-/0#0", "tests/export_list/0#0"]
 
 
+@pytest.mark.slow
 def test_database_agent_output_is_filtered_to_tables_tools_use(recorded):
     out, report = recorded
     spec = json.loads((out / "spec.json").read_text())
@@ -60,6 +64,7 @@ def test_database_agent_output_is_filtered_to_tables_tools_use(recorded):
     assert report["tables"] == 1
 
 
+@pytest.mark.slow
 def test_tokens_are_counted_per_stage(recorded):
     _, report = recorded
     stages = report["tokens"]["stages"]
@@ -68,6 +73,7 @@ def test_tokens_are_counted_per_stage(recorded):
     assert report["tokens"]["total"]["total"] == sum(v["prompt"] + v["completion"] for v in stages.values())
 
 
+@pytest.mark.slow
 def test_written_domain_passes_its_own_procedural_tests(recorded):
     out, _ = recorded
     assert tool_names(out) == ["add_book", "export_list", "get_book", "mark_read"]
@@ -77,6 +83,7 @@ def test_written_domain_passes_its_own_procedural_tests(recorded):
             check_tool(box, out, tool)
 
 
+@pytest.mark.slow
 def test_replay_regenerates_the_same_bytes(recorded, tmp_path):
     out, _ = recorded
     (tmp_path / "transcript.jsonl").write_bytes((out / "transcript.jsonl").read_bytes())
@@ -87,6 +94,7 @@ def test_replay_regenerates_the_same_bytes(recorded, tmp_path):
         assert (tmp_path / path.relative_to(out)).read_bytes() == path.read_bytes(), path.name
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_without_redoing_finished_tools(tmp_path):
     calls: list[str] = []
 
@@ -192,7 +200,7 @@ def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_pa
 def test_a_tool_table_map_naming_an_unknown_table_is_re_asked_with_the_error(tmp_path):
     from agents.database_agent import design_database
     from domains.spec import ToolSchema
-    from tests.scripted_domain import DATABASE, TOOLS
+    from tests.support.scripted_domain import DATABASE, TOOLS
 
     slip = {**DATABASE, "tool_tables": {**DATABASE["tool_tables"], "get_book": ["books"]}}
     asked: list[str] = []

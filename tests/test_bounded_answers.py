@@ -15,7 +15,7 @@ from agents.schema_agent import propose_tools
 from agents.test_agent import PER_REQUEST, write_tests
 from agents.test_format import TestCase, encode, expand
 from domains.spec import DBSchema, DomainSpec, ToolTest
-from tests.scripted_domain import DATABASE, TOOLS, _page, _tests
+from tests.support.scripted_domain import DATABASE, TOOLS, _page, _tests
 
 ROOT = Path(__file__).resolve().parent.parent
 JOB_SEEKING = ROOT / "domains" / "job_seeking"

@@ -150,6 +150,7 @@ def _value(param, rng: random.Random, columns: dict[str, list]):
     }[param.type]()
 
 
+@pytest.mark.slow
 def test_every_mutant_proved_equivalent_in_job_seeking_behaves_like_the_code_on_random_valid_calls():
     spec = DomainSpec.model_validate_json((DOMAIN / "spec.json").read_text())
     state = json.loads((DOMAIN / "sample_state.json").read_text())

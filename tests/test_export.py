@@ -31,6 +31,9 @@ TRAINERS = ROOT / ".venv-trainers" / "bin" / "python"
 BASE_URL = "http://10.1.2.3:8765"
 TOKEN = "export-test-token-0123"  # the trainer's control token
 needs_trainers = pytest.mark.skipif(not TRAINERS.is_file(), reason="needs .venv-trainers (make trainers-env)")
+# The exports are written by `python -m export` (parquet through the trainers' environment) and read
+# back with the trainers' own libraries.
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
@@ -253,7 +256,9 @@ def test_tau2_folder_loads_with_tau2_bench_loaders(exported, source, tmp_path):
 # -- Agent World Model -----------------------------------------------------------------------
 def _awm_files(folder: Path) -> dict[str, dict]:
     """The files keyed by normalised scenario name, as OpenEnv's AWM data loader reads them."""
-    norm = lambda name: re.sub(r"_+", "_", re.sub(r"[^a-z0-9_]", "_", name.lower())).strip("_")  # noqa: E731
+    def norm(name: str) -> str:
+        return re.sub(r"_+", "_", re.sub(r"[^a-z0-9_]", "_", name.lower())).strip("_")
+
     files = {}
     for name, key in [("gen_scenario", "name"), ("gen_tasks", "scenario"), ("gen_db", "scenario"),
                       ("gen_sample", "scenario"), ("gen_verifier.pure_code", "scenario"), ("gen_verifier", "scenario")]:
@@ -275,7 +280,7 @@ def _database(path: Path, db_schema: dict, tables: list[dict]) -> Path:
 
 def _verify(code: str, initial: Path, final: Path) -> dict:
     namespace = {"__builtins__": __builtins__}  # AWM's sandbox adds only sqlite3, json and re
-    exec(code, namespace)  # noqa: S102  (our own exported verifier)
+    exec(code, namespace)  # our own exported verifier
     return namespace["verify_task_completion"](initial_db_path=str(initial), final_db_path=str(final))
 
 
@@ -327,7 +332,8 @@ def test_awm_verifier_follows_generated_ids_and_catches_wrong_values(exported, s
     new = [r for r in expected["job_application"] if r["application_id"] not in before]
     assert len(new) == 1
     renamed = json.loads(json.dumps(expected).replace(new[0]["application_id"], "APP-9999"))
-    assert _verify(code, initial, _database(tmp_path / "renamed.db", schema, inserts(source.spec.db, renamed)))["result"] == "complete"
+    verdict = _verify(code, initial, _database(tmp_path / "renamed.db", schema, inserts(source.spec.db, renamed)))
+    assert verdict["result"] == "complete"
     wrong = json.loads(json.dumps(expected))
     row = next(r for r in wrong["job_application"] if r["application_id"] == new[0]["application_id"])
     row["company_name"] += " Ltd"

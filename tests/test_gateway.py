@@ -16,7 +16,7 @@ from agents.llm import LLM, LiteLLMBackend, LLMError, ScriptedBackend, StepKey, 
 from domains.spec import ToolSchema
 from starlette.responses import JSONResponse
 
-from tests.model_endpoint import ModelEndpoint, asked
+from tests.support.model_endpoint import ModelEndpoint, asked
 
 
 class Answer(BaseModel):
@@ -279,7 +279,7 @@ class FailingFor(ScriptedBackend):
 def test_a_tool_the_model_never_answered_for_is_reported_apart_and_the_run_exits_non_zero(tmp_path):
     from agents.__main__ import execute
     from agents.pipeline import Run
-    from tests.scripted_domain import answers
+    from tests.support.scripted_domain import answers
 
     llm = LLM(FailingFor(answers(), "get_book"), Transcript(tmp_path / "transcript.jsonl"))
     code = execute(Run("reading_list", tmp_path, llm, with_graph=False, test_timeout=0.5))

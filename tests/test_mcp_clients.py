@@ -15,8 +15,8 @@ from mcp import Client, StdioServerParameters
 
 from mcp_servers.runtime import Environment
 from mcp_servers.server import build_server
-from tests.mcp_fixtures import DUNE, EMMA, ROOT, fixture_domain  # noqa: F401
-from tests.mcp_fixtures import http_server as start_http_server
+from tests.support.fixture_domain import DUNE, EMMA, ROOT
+from tests.support.fixture_domain import http_server as start_http_server
 
 TOOLS = ["add_book", "add_then_fail", "add_then_hang", "add_then_stall", "export_list", "get_book", "mark_read",
          "remove_book"]
@@ -32,7 +32,7 @@ def text(result) -> str:
 # -- fastmcp, in memory -------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def env(fixture_domain):  # noqa: F811
+def env(fixture_domain):
     with Environment(fixture_domain, call_timeout=0.5) as environment:
         yield environment
 
@@ -108,7 +108,8 @@ async def test_fastmcp_client_on_a_sample_episode_gets_no_reward(env):
 # -- the mcp SDK over stdio ---------------------------------------------------------------
 
 @pytest.mark.slow
-async def test_mcp_sdk_over_stdio_serves_one_episode(fixture_domain):  # noqa: F811
+@pytest.mark.integration
+async def test_mcp_sdk_over_stdio_serves_one_episode(fixture_domain):
     params = StdioServerParameters(  # resources exposed, for the reward check at the end
         command=sys.executable, cwd=str(ROOT), env=dict(os.environ),
         args=["-m", "mcp_servers", str(fixture_domain), "--task", "finish_dune", "--call-timeout", "0.5",
@@ -129,7 +130,8 @@ async def test_mcp_sdk_over_stdio_serves_one_episode(fixture_domain):  # noqa: F
         assert json.loads(reward.contents[0].text)["reward"] == 1.0
 
 
-def test_the_cli_refuses_unknown_domains_and_tasks(fixture_domain):  # noqa: F811
+@pytest.mark.integration
+def test_the_cli_refuses_unknown_domains_and_tasks(fixture_domain):
     for args, message in [(["no_such_domain"], "no domain 'no_such_domain'"),
                           ([str(fixture_domain), "--task", "nope"], "has no task 'nope'")]:
         done = subprocess.run([sys.executable, "-m", "mcp_servers", *args], cwd=ROOT, capture_output=True, text=True,
@@ -142,11 +144,12 @@ def test_the_cli_refuses_unknown_domains_and_tasks(fixture_domain):  # noqa: F81
 # -- the mcp SDK over streamable HTTP -----------------------------------------------------
 
 @pytest.fixture(scope="module")
-def http_server(fixture_domain):  # noqa: F811
+def http_server(fixture_domain):
     with start_http_server(fixture_domain, "--call-timeout", "0.5") as served:
         yield served
 
 
+@pytest.mark.integration
 def test_control_api_creates_inspects_resets_and_closes_episodes(http_server):
     api = httpx.Client(base_url=http_server.url, headers=http_server.headers, timeout=60)
     assert api.get("/health").json()["tools"] == len(TOOLS)
@@ -187,6 +190,7 @@ async def _call(url: str, tool: str, arguments: dict):
         return await client.call_tool(tool, arguments)
 
 
+@pytest.mark.integration
 async def test_mcp_sdk_over_http_keeps_concurrent_episodes_apart(http_server):
     async with httpx.AsyncClient(base_url=http_server.url, headers=http_server.headers, timeout=60) as api:
         episodes = [(await api.post("/episodes", json={"task_id": "finish_dune"})).json() for _ in range(8)]
@@ -203,6 +207,7 @@ async def test_mcp_sdk_over_http_keeps_concurrent_episodes_apart(http_server):
             await api.delete(f"/episodes/{episode['episode_id']}")
 
 
+@pytest.mark.integration
 async def test_mcp_sdk_over_http_a_hung_tool_does_not_stop_other_episodes(http_server):
     async with httpx.AsyncClient(base_url=http_server.url, headers=http_server.headers, timeout=60) as api:
         stuck = (await api.post("/episodes", json={"task_id": "finish_dune"})).json()
@@ -221,6 +226,7 @@ async def test_mcp_sdk_over_http_a_hung_tool_does_not_stop_other_episodes(http_s
         await api.delete(f"/episodes/{stuck['episode_id']}")
 
 
+@pytest.mark.integration
 async def test_mcp_sdk_over_http_bad_input_and_reward(http_server):
     async with httpx.AsyncClient(base_url=http_server.url, headers=http_server.headers, timeout=60) as api:
         episode = (await api.post("/episodes", json={"task_id": "finish_dune"})).json()

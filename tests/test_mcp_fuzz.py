@@ -14,14 +14,13 @@ from starlette.testclient import TestClient
 from mcp_servers.control_token import bearer
 from mcp_servers.http_app import create_app
 from mcp_servers.runtime import Environment
-from tests.mcp_fixtures import fixture_domain  # noqa: F401
 
 TOKEN = "fuzz-token-0123456789"
 AUTH = bearer(TOKEN)
 
 
 @pytest.fixture(scope="module")
-def app(fixture_domain):  # noqa: F811
+def app(fixture_domain):
     with Environment(fixture_domain, call_timeout=0.5, max_episodes=64) as env:
         yield create_app(env, token=TOKEN)
 

@@ -15,12 +15,12 @@ import sys
 import pytest
 from filelock import FileLock
 
-from tests.mcp_fixtures import ROOT, fixture_domain  # noqa: F401
+from tests.support.fixture_domain import ROOT
 
 NPM_TOOLS = ROOT / ".npm-tools"
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def run_inspector(binary, domain, tmp_path, *method: str) -> tuple[int, dict]:
         pytest.fail(f"the Inspector printed no JSON (exit {done.returncode}):\n{done.stdout}\n{done.stderr[-2000:]}")
 
 
-def test_inspector_lists_tools_with_schemas_and_annotations(inspector, fixture_domain, tmp_path):  # noqa: F811
+def test_inspector_lists_tools_with_schemas_and_annotations(inspector, fixture_domain, tmp_path):
     code, listed = run_inspector(inspector, fixture_domain, tmp_path, "--method", "tools/list")
     assert code == 0
     tools = {t["name"]: t for t in listed["tools"]}
@@ -63,7 +63,7 @@ def test_inspector_lists_tools_with_schemas_and_annotations(inspector, fixture_d
     assert tools["remove_book"]["annotations"]["destructiveHint"] is True
 
 
-def test_inspector_calls_a_tool_and_sees_tool_errors(inspector, fixture_domain, tmp_path):  # noqa: F811
+def test_inspector_calls_a_tool_and_sees_tool_errors(inspector, fixture_domain, tmp_path):
     code, called = run_inspector(inspector, fixture_domain, tmp_path, "--method", "tools/call",
                                  "--tool-name", "mark_read", "--tool-arg", "book_id=BK-0001")
     assert code == 0 and called["isError"] is False

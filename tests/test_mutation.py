@@ -11,7 +11,7 @@ import pytest
 from agents.pipeline import assemble_tools
 from domains.db_layer import compile_db
 from domains.spec import DBSchema, DomainSpec
-from tests.scripted_domain import ADD_BOOK, DATABASE, MARK_READ, TOOLS, _tests
+from tests.support.scripted_domain import ADD_BOOK, DATABASE, MARK_READ, TOOLS, _tests
 from verification.mutation import OPERATORS, mutants, mutation_report, summarise
 
 SOURCE = '''STATUSES = ("open", "closed", "archived")

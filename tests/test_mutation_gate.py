@@ -10,7 +10,9 @@ import pytest
 
 from agents.llm import LLM, ScriptedBackend, Transcript
 from agents.pipeline import Run, run_pipeline
-from tests.scripted_domain import answers
+from tests.support.scripted_domain import answers
+
+pytestmark = pytest.mark.slow  # the module builds a domain through the pipeline with its gate
 
 ONE_PAGE = {"name": "one_page_is_enough", "kind": "success", "arguments": {"title": "Leaflet", "author": "Anon", "pages": 1},
             "expect_return": {"book_id": "BK-0002"},

@@ -1,5 +1,5 @@
 """The real-model path of the whole pipeline, against the recorded job_seeking transcript served as
-an OpenAI-compatible endpoint (tests/transcript_endpoint.py), once per way real models and servers
+an OpenAI-compatible endpoint (tests/support/transcript_endpoint.py), once per way real models and servers
 answer. Each test runs what a user runs,
 
     python -m agents job_seeking --model openai/recorded --out DIR --no-graph
@@ -29,7 +29,7 @@ import pytest
 from agents.code_agent import code_groups
 from agents.llm import LLM, LiteLLMBackend, StepKey
 from domains.spec import DomainSpec
-from tests.transcript_endpoint import JOB_SEEKING, Behaviour, Steps, TranscriptEndpoint
+from tests.support.transcript_endpoint import JOB_SEEKING, Behaviour, Steps, TranscriptEndpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = JOB_SEEKING.parent
@@ -39,6 +39,9 @@ TURNS = inspect.signature(LLM).parameters["max_reasks"].default + 1  # tries of 
 MAX_TOKENS = 4000
 TIMEOUT = 4  # seconds per request where a stall is injected (the stall is longer)
 DROPPED_TOOL = "add_application_note"  # its group's code step never gets an answer in the 500 case
+# Each test runs the whole pipeline on job_seeking in a child process, against a local endpoint: about
+# three minutes a run on a loaded 2-core machine, and the last test runs it several times.
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(900)]
 
 
 def recorded() -> tuple[Counter, Counter]:

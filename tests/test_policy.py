@@ -25,8 +25,8 @@ from mcp_servers.runtime import Environment
 from verification.invariants import keep_invariants
 from mcp_servers.server import build_server
 from rollouts.sessions import InProcessSession, episode_policy
-from tests.mcp_fixtures import http_server as start_http_server
-from tests.scripted_domain import DATABASE, POLICY, TOOLS, answers
+from tests.support.fixture_domain import http_server as start_http_server
+from tests.support.scripted_domain import DATABASE, POLICY, TOOLS, answers
 from verification.invariants import check_invariants, status_moves
 from verification.procedural import check_policy
 
@@ -313,6 +313,7 @@ def built(tmp_path_factory):
     return out, backend.prompts
 
 
+@pytest.mark.slow
 def test_the_policy_is_recorded_in_the_spec_and_written_as_policy_md(built):
     out, _ = built
     spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
@@ -328,6 +329,7 @@ def _code_section(prompts: dict, tool: str) -> str:
     return prompt.split(f"### {tool}\n", 1)[1].split("\n### ", 1)[0].split("The db module's classes", 1)[0]
 
 
+@pytest.mark.slow
 def test_code_and_test_prompts_show_the_tools_rules(built):
     _, prompts = built
     assert "- pages, when given, is at least 1 (else InvalidInput)" in _code_section(prompts, "add_book")
@@ -337,6 +339,7 @@ def test_code_and_test_prompts_show_the_tools_rules(built):
     assert "moves the policy allows" not in _code_section(prompts, "get_book")
 
 
+@pytest.mark.slow
 def test_the_report_counts_the_policy_and_its_violations(built):
     out, _ = built
     report = json.loads((out / "report.json").read_text())["policy"]
@@ -350,6 +353,7 @@ def test_the_report_counts_the_policy_and_its_violations(built):
     assert "policy" in json.loads((out / "report.json").read_text())["tokens"]["stages"]
 
 
+@pytest.mark.slow
 def test_the_generated_test_module_checks_the_sample_state(built, tmp_path):
     out, _ = built
     assert "def test_sample_state_keeps_the_policy_invariants():\n    check_policy(DOMAIN)" in \
@@ -364,6 +368,7 @@ def test_the_generated_test_module_checks_the_sample_state(built, tmp_path):
         check_policy(broken)
 
 
+@pytest.mark.slow
 def test_replay_with_the_policy_step_gives_the_same_bytes(built, tmp_path):
     out, _ = built
     (tmp_path / "transcript.jsonl").write_bytes((out / "transcript.jsonl").read_bytes())
@@ -376,6 +381,7 @@ def test_replay_with_the_policy_step_gives_the_same_bytes(built, tmp_path):
 
 # -- what the agent sees -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_served_descriptions_end_with_their_preconditions(built):
     out, _ = built
     with Environment(out) as env:
@@ -386,6 +392,7 @@ def test_served_descriptions_end_with_their_preconditions(built):
         assert env.instructions == (out / "policy.md").read_text()
 
 
+@pytest.mark.slow
 async def test_the_mcp_instructions_are_the_policy_and_the_episodes_date(built):
     out, _ = built
     with Environment(out) as env:
@@ -402,6 +409,8 @@ async def test_the_mcp_instructions_are_the_policy_and_the_episodes_date(built):
             episode.close()
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_each_http_episode_is_told_its_own_date(built):
     out, _ = built
     with start_http_server(out) as served:

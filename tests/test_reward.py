@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domains.spec import Column, DBSchema, Table
 from graph import embeddings
+from tests.support.reward_cases import PARAPHRASES, PHONE_NOTES, SCHEMA, TECH_NOTES, WAITING
 from verification.reward import (
     CALIBRATED_THRESHOLDS,
     RewardSpec,
@@ -21,36 +21,10 @@ from verification.reward import (
     threshold_accuracy,
 )
 
-SCHEMA = DBSchema(tables=[
-    Table(name="job_application", id_prefix="APP", columns=[
-        Column(name="id", type="string", primary_key=True),
-        Column(name="company", type="string"),
-        Column(name="role", type="string"),
-        Column(name="status", type="string", choices=["applied", "interviewing", "offer", "rejected"]),
-        Column(name="salary", type="number"),
-        Column(name="applied_on", type="date"),
-        Column(name="notes", type="text"),
-        Column(name="created_at", type="datetime"),
-        Column(name="updated_at", type="datetime"),
-    ]),
-    Table(name="interview", id_prefix="INT", columns=[
-        Column(name="id", type="string", primary_key=True),
-        Column(name="application_id", type="string", foreign_key="job_application.id"),
-        Column(name="kind", type="string"),
-        Column(name="scheduled_at", type="datetime"),
-        Column(name="notes", type="text"),
-        Column(name="created_at", type="datetime"),
-    ]),
-    Table(name="feedback", id_prefix="FB", columns=[
-        Column(name="id", type="string", primary_key=True),
-        Column(name="interview_id", type="string", foreign_key="interview.id"),
-        Column(name="rating", type="integer"),
-        Column(name="comments", type="text"),
-        Column(name="created_at", type="datetime"),
-    ]),
-])
-
 BEFORE = "2025-02-20T08:00:00"
+
+# Every test loads the embedding model (the module fixture below).
+pytestmark = pytest.mark.slow
 
 
 def _app(n: int, company: str, status: str, salary: float, notes: str) -> dict:
@@ -62,13 +36,13 @@ def _app(n: int, company: str, status: str, salary: float, notes: str) -> dict:
 INITIAL = {
     "job_application": [
         _app(1, "Initech", "interviewing", 90000, "Referred by a former colleague at Acme."),
-        _app(2, "Umbrella", "applied", 80000, "Waiting to hear back after the final round."),
+        _app(2, "Umbrella", "applied", 80000, WAITING),
         _app(3, "Hooli", "applied", 95000, "Remote position, occasional travel to the Berlin office."),
         _app(4, "Vandelay", "applied", 70000, "Needs visa sponsorship."),
     ],
     "interview": [
         {"id": "INT-0001", "application_id": "APP-0001", "kind": "phone", "scheduled_at": "2025-02-25T10:00:00",
-         "notes": "Phone screen with the hiring manager, 30 minutes.", "created_at": BEFORE},
+         "notes": PHONE_NOTES, "created_at": BEFORE},
         {"id": "INT-0002", "application_id": "APP-0002", "kind": "phone", "scheduled_at": "2025-02-26T11:00:00",
          "notes": "Asked to reschedule the interview to Thursday afternoon.", "created_at": BEFORE},
     ],
@@ -107,10 +81,8 @@ class World:
         self.state[table] = [r for r in self.state[table] if r["id"] != key]
 
 
-TECH_NOTES = "Technical round focused on SQL and data modelling."
 FEEDBACK = "Candidate has strong Python skills but limited cloud experience."
 APP_NOTES = "Applied through the company careers page."
-PHONE_NOTES = "Phone screen with the hiring manager, 30 minutes."
 
 
 def reference(w: World, withdraw: bool = True) -> None:
@@ -195,7 +167,7 @@ def test_row_order_in_the_state_does_not_matter():
 
 def test_paraphrased_free_text_passes():
     result = score(run(lambda w: reordered(
-        w, tech_notes="The technical interview concentrated on SQL and data modeling.",
+        w, tech_notes=PARAPHRASES[TECH_NOTES],
         feedback="Strong in Python; not much experience with cloud platforms.")))
     assert result.passed, result.explain()
     reasons = [f.reason for i in result.breakdown for f in i.fields if f.column in ("notes", "comments")]

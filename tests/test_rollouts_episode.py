@@ -8,21 +8,9 @@ import pytest
 
 from agents.llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.runtime import Environment
-from rollouts import (STOP, AgentAction, Limits, LLMAgent, LLMUser, NoopAgent, ReferenceAgent, ToolCall,
+from rollouts import (AgentAction, Limits, LLMAgent, LLMUser, NoopAgent, ReferenceAgent, ToolCall,
                       oracle_best_of_k, run_task)
-from tests.rollouts_tasks import TASKS, write_domain
-
-WITHDRAW = {
-    "user/withdraw_figma_infra@0/0": {"message": "Hi, please withdraw my application for the Software Engineer, "
-                                                 "Infrastructure role at Figma."},
-    "agent/withdraw_figma_infra@0/0": {"tool_calls": [{"name": "list_applications",
-                                                       "arguments": {"company_name": "Figma"}}]},
-    "agent/withdraw_figma_infra@0/1": {"tool_calls": [{"name": "withdraw_application",
-                                                       "arguments": {"application_id": "APP-0010"}}]},
-    "agent/withdraw_figma_infra@0/2": {"content": "Done: your Figma infrastructure application is withdrawn."},
-    "user/withdraw_figma_infra@0/1": {"message": STOP},
-}
-
+from tests.support.rollouts_tasks import TASKS, WITHDRAW, write_domain
 
 class Recording(ScriptedBackend):
     """Keeps every prompt it was shown, per stage."""

@@ -13,9 +13,8 @@ from rollouts.__main__ import main
 from rollouts.evaluate import EvalConfig, RunMismatch, evaluate, mcp_server, replay_transcript
 from rollouts.record import record
 from rollouts.sessions import MCPSession, read_policy
-from tests.rollouts_endpoint import RecordedEndpoint
-from tests.rollouts_tasks import TASKS, write_domain
-from tests.test_rollouts_episode import WITHDRAW
+from tests.support.rollouts_endpoint import RecordedEndpoint
+from tests.support.rollouts_tasks import TASKS, WITHDRAW, write_domain
 
 # the LLM agent misses the second of the two changes: partial credit
 SHOPIFY_PARTIAL = {
@@ -38,6 +37,7 @@ def lines(path):
     return path.read_text().splitlines()
 
 
+@pytest.mark.slow
 def test_offline_builtin_agents_check_every_task(domain, tmp_path, capsys):
     assert main([str(domain), "-k", "2", "--concurrency", "4", "--runs-dir", str(tmp_path / "runs")]) == 0
     out = capsys.readouterr().out
@@ -53,6 +53,7 @@ def test_offline_builtin_agents_check_every_task(domain, tmp_path, capsys):
     assert noop["average_reward"] < 1.0 and noop["pass@k"]["2"] == 0.0
 
 
+@pytest.mark.slow
 def test_a_task_whose_reference_fails_or_that_asks_for_nothing_fails_the_check(tmp_path, capsys):
     nothing = {"instruction": "Just look at my applications.", "reference_solution": [
         {"tool": "list_applications", "arguments": {}}]}
@@ -61,6 +62,7 @@ def test_a_task_whose_reference_fails_or_that_asks_for_nothing_fails_the_check(t
     assert "doing nothing earns [1.0] on asks_nothing" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_without_rerunning_finished_episodes(domain, tmp_path):
     config = EvalConfig(domain=str(domain), agent="reference", k=3, concurrency=2, runs_dir=tmp_path / "runs")
     run_dir, _ = evaluate(config)
@@ -77,6 +79,7 @@ def test_an_interrupted_run_resumes_without_rerunning_finished_episodes(domain, 
                             run_id=run_dir.name, via="mcp"))
 
 
+@pytest.mark.slow
 def test_replay_matches_recorded_rewards_and_a_broken_recording_errs_one_episode_only(domain, tmp_path, capsys):
     rewards = record(domain, {**WITHDRAW, **SHOPIFY_PARTIAL})
     assert rewards["withdraw_figma_infra"] == 1.0 and 0.0 < rewards["shopify_follow_up"] < 1.0
@@ -113,6 +116,8 @@ class Capturing(ScriptedBackend):
         return text, usage
 
 
+@pytest.mark.slow
+@pytest.mark.integration
 def test_a_real_model_agent_and_user_through_litellm_over_mcp_http(domain, tmp_path, monkeypatch):
     backend = Capturing(WITHDRAW)
     llm = LLM(backend, Transcript(tmp_path / "scripted.jsonl"))

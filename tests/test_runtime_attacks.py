@@ -22,7 +22,7 @@ import pytest
 from mcp_servers import pool
 from mcp_servers.runtime import Environment
 from verification import confine
-from tests.mcp_fixtures import DUNE, EMMA, domain_with_tools, fixture_domain  # noqa: F401
+from tests.support.fixture_domain import DUNE, EMMA, domain_with_tools
 
 _OS = "    import dataclasses\n    _d = dataclasses\n    os = _d.sys.modules['os']\n"
 _OPEN = "    import enum\n    _e = enum\n    open_ = _e.bltns.open\n"
@@ -139,14 +139,14 @@ DISK_MB = 32
 
 
 @pytest.fixture(scope="module")
-def env(fixture_domain, tmp_path_factory):  # noqa: F811
+def env(fixture_domain, tmp_path_factory):
     domain = domain_with_tools(fixture_domain, tmp_path_factory.mktemp("attacks"), TOOLS)
     with Environment(domain, call_timeout=2.0, memory_mb=256, disk_mb=DISK_MB) as environment:
         yield environment
 
 
 @pytest.fixture(scope="module")
-def os_env(fixture_domain, tmp_path_factory):  # noqa: F811
+def os_env(fixture_domain, tmp_path_factory):
     """Episodes with the OS layers alone: Landlock, seccomp and non-dumpable processes left off."""
     domain = domain_with_tools(fixture_domain, tmp_path_factory.mktemp("os-attacks"), TOOLS)
     with pytest.MonkeyPatch.context() as patch:
@@ -366,7 +366,7 @@ def test_an_episode_cannot_fill_the_memory_other_episodes_files_live_in(layered)
     assert [b["title"] for b in victim.state()["book"]][-2:] == ["SECRET-TITLE", "After"]
 
 
-def test_without_bubblewrap_episodes_keep_their_own_layers_and_the_server_says_so(fixture_domain, tmp_path,  # noqa: F811
+def test_without_bubblewrap_episodes_keep_their_own_layers_and_the_server_says_so(fixture_domain, tmp_path,
                                                                                   monkeypatch, capfd):
     found = dict(confine.layers(), namespaces=False)
     monkeypatch.setitem(confine._probes, True, found)
@@ -380,7 +380,7 @@ def test_without_bubblewrap_episodes_keep_their_own_layers_and_the_server_says_s
             assert not episode.call("read_file", {"path": "/etc/passwd"}).ok
 
 
-def test_a_machine_that_cannot_confine_refuses_to_serve_generated_code(fixture_domain, tmp_path,  # noqa: F811
+def test_a_machine_that_cannot_confine_refuses_to_serve_generated_code(fixture_domain, tmp_path,
                                                                        monkeypatch):
     nothing = {"namespaces": False, "identity": False, "landlock": False, "seccomp": False, "cgroup": False,
                "rlimits": True}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import statistics
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -14,13 +13,13 @@ import pytest
 
 from mcp_servers.runtime import Environment, EpisodeError, RewardUnavailable, UnknownTask
 from mcp_servers.sample_state import build_sample_state
-from tests.mcp_fixtures import DUNE, EMMA, fixture_domain  # noqa: F401
+from tests.support.fixture_domain import DUNE, EMMA
 
 RESERVED = {"reset", "step", "state", "close"}
 
 
 @pytest.fixture(scope="module")
-def env(fixture_domain):  # noqa: F811
+def env(fixture_domain):
     with Environment(fixture_domain, call_timeout=0.5) as environment:
         yield environment
 
@@ -43,7 +42,7 @@ def test_tools_are_the_verified_ones_as_openai_functions(env):
     assert params["additionalProperties"] is False
 
 
-def test_an_episode_without_a_task_serves_the_sample_state(env, fixture_domain):  # noqa: F811
+def test_an_episode_without_a_task_serves_the_sample_state(env, fixture_domain):
     with env.create_episode() as episode:
         assert episode.task is None
         assert episode.state() == json.loads(json.dumps(build_sample_state(fixture_domain)))
@@ -117,9 +116,8 @@ def test_a_hanging_tool_times_out_and_leaves_the_state_unchanged(env):
     with env.create_episode("finish_dune") as episode:
         assert episode.call("mark_read", {"book_id": "BK-0001"}).ok
         before = episode.state()
-        started = time.perf_counter()
+        # the sandbox's 0.5 s limit ends the call; one that never returned would meet the test's own timeout
         out = episode.call("add_then_hang", {"title": "Ghost"})
-        assert time.perf_counter() - started < 5
         assert not out.ok and out.error_type == "Timeout"
         assert "0.5 s" in out.error
         assert episode.state() == before
@@ -182,7 +180,7 @@ def test_a_null_optional_argument_means_the_default(env):
         assert episode.state()["book"][-1]["pages"] is None
 
 
-def test_calls_per_episode_are_bounded_and_reset_renews_them(fixture_domain):  # noqa: F811
+def test_calls_per_episode_are_bounded_and_reset_renews_them(fixture_domain):
     with Environment(fixture_domain, max_calls=3) as small:
         episode = small.create_episode("finish_dune")
         for _ in range(3):
@@ -193,20 +191,18 @@ def test_calls_per_episode_are_bounded_and_reset_renews_them(fixture_domain):  #
         assert episode.call("get_book", {"book_id": "BK-0001"}).ok
 
 
-def test_reset_restores_the_initial_state_quickly(env):
+def test_reset_restores_the_initial_state(env):
+    # How long a reset takes is measured by `python -m bench.runtime` (reset, in process), not here.
     with env.create_episode("finish_dune") as episode:
         episode.call("mark_read", {"book_id": "BK-0001"})
         episode.call("remove_book", {"book_id": "BK-0002"})
         episode.call("add_book", {"title": "New", "author": "A"})
-        times = []
-        for _ in range(50):
-            started = time.perf_counter()
-            episode.reset()
-            times.append(time.perf_counter() - started)
+        episode.reset()
         assert episode.state() == {"book": [DUNE, EMMA]}
         assert episode.calls == 0
-        assert statistics.median(times) < 0.02  # the bench reports the real figure; this guards the design
         assert episode.call("add_book", {"title": "New", "author": "A"}).result == {"book_id": "BK-0003"}
+        episode.reset()
+        assert episode.state() == {"book": [DUNE, EMMA]}
 
 
 def test_reward_is_one_for_the_reference_solution_and_lower_for_doing_nothing(env):
@@ -262,7 +258,7 @@ def test_an_episode_can_start_from_any_state_and_bad_states_are_refused(env):
         env.create_episode(state={"shelves": []})
 
 
-def test_idle_episodes_are_closed_when_new_ones_are_made(fixture_domain):  # noqa: F811
+def test_idle_episodes_are_closed_when_new_ones_are_made(fixture_domain):
     with Environment(fixture_domain, idle_timeout=0.3) as short:
         old = short.create_episode()
         busy = short.create_episode()
@@ -274,7 +270,7 @@ def test_idle_episodes_are_closed_when_new_ones_are_made(fixture_domain):  # noq
 
 
 @pytest.mark.parametrize("reserved", sorted(RESERVED))
-def test_a_domain_with_a_tool_named_like_an_environment_operation_is_refused(fixture_domain, tmp_path, reserved):  # noqa: F811
+def test_a_domain_with_a_tool_named_like_an_environment_operation_is_refused(fixture_domain, tmp_path, reserved):
     domain = shutil.copytree(fixture_domain, tmp_path / "reading_list")
     spec = json.loads((domain / "spec.json").read_text())
     spec["tools"][0]["name"] = reserved
@@ -283,7 +279,7 @@ def test_a_domain_with_a_tool_named_like_an_environment_operation_is_refused(fix
         Environment(domain)
 
 
-def test_a_sample_state_file_takes_precedence(fixture_domain, tmp_path):  # noqa: F811
+def test_a_sample_state_file_takes_precedence(fixture_domain, tmp_path):
     domain = shutil.copytree(fixture_domain, tmp_path / "reading_list")
     (domain / "sample_state.json").write_text(json.dumps({"book": [EMMA]}))
     with Environment(domain) as other:

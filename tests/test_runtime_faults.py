@@ -12,7 +12,7 @@ import time
 import pytest
 
 from mcp_servers.runtime import Environment
-from tests.mcp_fixtures import DUNE, EMMA, domain_with_tools, fixture_domain  # noqa: F401
+from tests.support.fixture_domain import DUNE, EMMA, domain_with_tools
 
 _ADD = '    session.add(Book(book_id=next_id(session, Book), title=title, author="X", added_at=now(session)))\n'
 TOOLS = {
@@ -51,7 +51,7 @@ TOOLS = {
 
 
 @pytest.fixture(scope="module")
-def env(fixture_domain, tmp_path_factory):  # noqa: F811
+def env(fixture_domain, tmp_path_factory):
     domain = domain_with_tools(fixture_domain, tmp_path_factory.mktemp("faults"), TOOLS)
     with Environment(domain, call_timeout=0.3) as environment:
         yield environment

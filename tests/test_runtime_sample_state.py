@@ -8,7 +8,7 @@ from pathlib import Path
 from domains.spec import DBSchema, DomainSpec
 from domains.db_layer import table_order
 from mcp_servers.sample_state import BULK, build_sample_state, merge_states
-from tests.mcp_fixtures import DUNE, fixture_domain  # noqa: F401
+from tests.support.fixture_domain import DUNE
 
 SCHEMA = DBSchema.model_validate({"tables": [
     {"name": "application", "id_prefix": "AP", "columns": [
@@ -77,5 +77,5 @@ def test_only_success_tests_contribute_in_tool_name_order(tmp_path):
     assert build_sample_state(domain) == {"application": [], "job": [job]}
 
 
-def test_the_fixture_domain_sample_state_is_its_success_rows(fixture_domain):  # noqa: F811
+def test_the_fixture_domain_sample_state_is_its_success_rows(fixture_domain):
     assert build_sample_state(fixture_domain) == {"book": [DUNE]}

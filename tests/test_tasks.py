@@ -19,6 +19,7 @@ from tasks.build import Dropped, Stage, _execute, _orthogonal, build_task, effec
 from tasks.execute import run_chain
 from tasks.model import SCHEMA_PATH, json_schema
 from tasks.state import check_state, distractors, merge
+from tests.support.tool_graph import JOBS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOMAIN = ROOT / "domains" / "job_seeking"
@@ -239,13 +240,19 @@ def test_a_chain_template_that_dies_mid_program_is_replaced_for_the_next():
 
 
 def test_dependency_aware_expansion_only_adds_tools_whose_inputs_are_produced_inside():
-    chain = ["create_job_application", "schedule_interview"]
-    h = expand.closure(GRAPH, chain)
-    assert set(chain) <= h
-    for tool in h - set(chain):
-        assert all(set(expand.model.producers(GRAPH, p)) & h for p in expand.needs(GRAPH, tool))
-    edges = expand.edges_within(GRAPH, h)
-    assert expand.complexity(GRAPH, h) == round((len(h) + 0.5 * len(edges)) / 50, 4)
+    # Worked by hand on the job board graph (tests/support/tool_graph.py). K(C) takes the chain's
+    # neighbours whose internal inputs a tool already inside produces: get_job (job_id from
+    # search_jobs), get_company (company_id from search_jobs), clear_history and
+    # list_applications (no internal input); not submit_application, whose resume_id only
+    # upload_resume or list_resumes produce, both outside.
+    h = expand.closure(JOBS, ["search_jobs", "withdraw_application"])
+    assert h == {"search_jobs", "withdraw_application", "get_job", "get_company", "clear_history",
+                 "list_applications"}
+    assert sorted(map(tuple, expand.edges_within(JOBS, h))) == [
+        ("get_job", "get_company"), ("list_applications", "get_job"), ("list_applications", "withdraw_application"),
+        ("search_jobs", "clear_history"), ("search_jobs", "get_company"), ("search_jobs", "get_job")]
+    # ScaleEnv's c(H) = (|V_H| + lambda |E_H|) / S_sat with lambda = 0.5, S_sat = 50: (6 + 3) / 50.
+    assert expand.complexity(JOBS, h) == 0.18
 
 
 def test_the_published_schema_is_current_and_every_bundled_task_follows_it():

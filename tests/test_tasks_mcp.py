@@ -15,9 +15,11 @@ TASKS = ROOT / "domains" / "job_seeking" / "tasks"
 
 
 @pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.timeout(600)  # every bundled task through one stdio server: over 3 minutes on a loaded machine
 async def test_every_bundled_task_earns_reward_1_only_after_its_reference_solution():
     params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), env=dict(os.environ),
-                                   args=[str(ROOT / "tests" / "tasks_stdio_server.py"), "job_seeking"])
+                                   args=[str(ROOT / "tests" / "support" / "tasks_stdio_server.py"), "job_seeking"])
     files = sorted(TASKS.glob("task_*.json"))
     assert len(files) >= 40
     async with Client(params) as client:

@@ -20,7 +20,7 @@ from rollouts.agents import ModelTurn
 from tasks.build import Stage, build_task
 from tasks.oracle import LLMOracle, chain_in, oracle_for
 from tasks.prompts import ChainProgram, Gate, InitialState, Instruction, Policies
-from tests.model_endpoint import ModelEndpoint
+from tests.support.model_endpoint import ModelEndpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 DOMAIN = ROOT / "domains" / "job_seeking"

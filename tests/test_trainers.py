@@ -21,7 +21,8 @@ from tasks.model import task_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINERS = ROOT / ".venv-trainers" / "bin" / "python"
-pytestmark = [pytest.mark.slow,
+# A probe may run 600 s in the trainers' environment (in_trainers' own limit, whose error says more).
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(900),
               pytest.mark.skipif(not TRAINERS.is_file(), reason="needs .venv-trainers (make trainers-env)")]
 
 
@@ -35,7 +36,7 @@ def worldsmith_url():
 
 def in_trainers(script: str, *args: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([str(TRAINERS), str(ROOT / "tests" / script), *args], cwd=ROOT, env=env,
+    done = subprocess.run([str(TRAINERS), str(ROOT / "tests" / "support" / script), *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -40,9 +40,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agents.llm import compact_json, count_tokens, prompt_hash
-from tests.model_endpoint import LocalServer, _forced_tool, asked
+from tests.support.model_endpoint import LocalServer, _forced_tool, asked
 
-JOB_SEEKING = Path(__file__).resolve().parent.parent / "domains" / "job_seeking" / "transcript.jsonl"
+JOB_SEEKING = Path(__file__).resolve().parents[2] / "domains" / "job_seeking" / "transcript.jsonl"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""A verified fixture domain for the runtime and MCP server tests, built once per test session.
+"""A verified fixture domain for the runtime and MCP server tests (conftest.py builds it once per run).
 
 The scripted reading-list domain goes through the real pipeline; then tools that misbehave on
 purpose (write then raise, write then hang, write then swallow the sandbox's alarm), a
@@ -8,22 +8,20 @@ destructive tool and two hand-made tasks are added, as a generated domain would 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from agents.llm import LLM, ScriptedBackend, Transcript
 from agents.pipeline import Run, run_pipeline
 from mcp_servers.http_process import Served
 from mcp_servers.http_process import http_server as served_over_http
-from tests.scripted_domain import answers
+from tests.support.scripted_domain import answers
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 DUNE = {"book_id": "BK-0001", "title": "Dune", "author": "Herbert", "pages": 412, "status": "unread",
         "added_at": "2025-01-02T10:00:00"}
@@ -126,18 +124,6 @@ def domain_with_tools(base: Path, out: Path, tools: dict[str, tuple[dict[str, st
     report["tools"]["verified"] = sorted(report["tools"]["verified"] + list(tools))
     (domain / "report.json").write_text(json.dumps(report))
     return domain
-
-
-@pytest.fixture(scope="session")
-def fixture_domain(tmp_path_factory) -> Path:
-    """The domain folder, built once per session: test modules importing this fixture, and
-    xdist workers, all share one build (a fresh one each session)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "mcp_fixture"
-    with FileLock(str(shared) + ".lock"):
-        if not (shared / "ready").exists():
-            build_fixture_domain(shared)
-    return shared / "reading_list"
 
 
 @contextmanager

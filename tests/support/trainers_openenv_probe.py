@@ -1,6 +1,6 @@
 """Run under .venv-trainers by tests/test_trainers.py: OpenEnv's own client against the adapter.
 
-    python tests/trainers_openenv_probe.py WORLDSMITH_URL TASKS_DIR
+    python tests/support/trainers_openenv_probe.py WORLDSMITH_URL TASKS_DIR
 
 Starts trainers.openenv_server on a free port, then plays every task with the reference
 solution and with nothing over WebSocket (one connection per episode), one task over plain

@@ -1,7 +1,7 @@
 """Hand-made job_seeking tasks in a copy of the domain, for the rollout tests.
 
 Each starts from the domain's sample state; the runtime computes the expected state by
-running the reference solution.
+running the reference solution. WITHDRAW scripts an agent and a user through one of them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import json
 import shutil
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from rollouts import STOP
+
+ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = ROOT / "domains" / "job_seeking"
 
 
@@ -32,7 +34,8 @@ TASKS = {
     "decline_cloudflare_offer": {
         "instruction": "You are Maya Chen. Decline the offer you received from Cloudflare.",
         "user_profile": {"name": "Maya Chen"},
-        "reference_solution": [{"tool": "respond_to_offer", "arguments": {"offer_id": _pending_offer("Cloudflare"), "decision": "decline"}}],
+        "reference_solution": [{"tool": "respond_to_offer",
+                                "arguments": {"offer_id": _pending_offer("Cloudflare"), "decision": "decline"}}],
     },
     "shopify_follow_up": {
         "instruction": "You are Maya Chen. For your Shopify Platform Engineer application: add a follow-up note "
@@ -45,6 +48,20 @@ TASKS = {
             {"tool": "set_application_priority", "arguments": {"application_id": "APP-0003", "priority_level": 5}},
         ],
     },
+}
+
+
+# A scripted agent and user playing withdraw_figma_infra: the agent looks the application up, then
+# withdraws it.
+WITHDRAW = {
+    "user/withdraw_figma_infra@0/0": {"message": "Hi, please withdraw my application for the Software Engineer, "
+                                                 "Infrastructure role at Figma."},
+    "agent/withdraw_figma_infra@0/0": {"tool_calls": [{"name": "list_applications",
+                                                       "arguments": {"company_name": "Figma"}}]},
+    "agent/withdraw_figma_infra@0/1": {"tool_calls": [{"name": "withdraw_application",
+                                                       "arguments": {"application_id": "APP-0010"}}]},
+    "agent/withdraw_figma_infra@0/2": {"content": "Done: your Figma infrastructure application is withdrawn."},
+    "user/withdraw_figma_infra@0/1": {"message": STOP},
 }
 
 

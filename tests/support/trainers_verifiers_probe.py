@@ -1,6 +1,6 @@
 """Run under .venv-trainers by tests/test_trainers.py: verifiers' own OpenEnv loop over worldsmith.
 
-    python tests/trainers_verifiers_probe.py WORLDSMITH_URL TASKS_DIR
+    python tests/support/trainers_verifiers_probe.py WORLDSMITH_URL TASKS_DIR
 
 Loads the environment with `trainers.verifiers_env.load_environment`, then runs verifiers'
 `OpenEnvEnv.run` on every task with a scripted player in the model's seat: `reference` answers
@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.trainers_openenv_probe import serve
+from tests.support.trainers_openenv_probe import serve
 from trainers.verifiers_env import load_environment
 
 

@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from agents.llm import count_tokens, prompt_hash
-from tests.model_endpoint import LocalServer
+from tests.support.model_endpoint import LocalServer
 
 
 class RecordedEndpoint(LocalServer):

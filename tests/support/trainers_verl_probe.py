@@ -1,7 +1,7 @@
 """Run under .venv-trainers by tests/test_trainers.py: verl's agent loop, as its docs describe
 it, over the configs `python -m trainers.verl_tools` writes (verl itself cannot be installed here).
 
-    python tests/trainers_verl_probe.py WORLDSMITH_URL TASKS_DIR OUT_DIR
+    python tests/support/trainers_verl_probe.py WORLDSMITH_URL TASKS_DIR OUT_DIR
 
 Loads the tool and interaction classes the way verl does (class_name, config, tool_schema
 validated as verl's OpenAIFunctionToolSchema), then plays every task as a rollout: the

@@ -1,0 +1,45 @@
+"""Rows bound to served episodes, the shape verl and SkyRL share: data/train.parquet (and the same
+rows as data/train.jsonl), one row per task.
+
+A row names its task and the worldsmith HTTP server (`python -m mcp_servers NAME --transport
+http`); each rollout opens its own episode there. Every row holds `data_source`, the agent's
+`prompt`, a reward field with the task id and reference solution (the reward side only), and
+`extra_info` with the split, the row's index and what reaches the episode (no answer). What sets
+the formats apart is passed in: the keys that tell the trainer how to run the row, the reward
+field's names, and the format's own bindings in `extra_info`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from export.files import dumps, write_jsonl, write_parquet
+from export.source import DomainSource
+
+
+def binding(source: DomainSource, task, base_url: str) -> dict:
+    """What a tool, interaction or environment needs to reach the task's episodes: no answers."""
+    return {"base_url": base_url.rstrip("/"), "domain": source.name, "task_id": task.id}
+
+
+def ground_truth(source: DomainSource, task) -> str:
+    return dumps({"domain": source.name, "task_id": task.id,
+                  "reference_solution": [call.model_dump() for call in task.reference_solution]})
+
+
+def export_rows(source: DomainSource, out: Path, base_url: str, *, runner: dict, reward: tuple[str, str],
+                extra_info: Callable[[dict], dict], split: str = "train") -> list[Path]:
+    """One row per task into out/data/: `runner` holds the keys that say how the trainer runs a row,
+    `reward` is (the reward field, its key naming the rule style), `extra_info(binding)` the
+    format's own bindings."""
+    field, style = reward
+    rows = [{
+        "data_source": source.data_source,
+        "prompt": source.prompt(task),
+        **runner,
+        field: {style: "rule", "ground_truth": ground_truth(source, task)},
+        "extra_info": {"split": split, "index": index, **extra_info(binding(source, task, base_url))},
+    } for index, task in enumerate(source.tasks)]
+    jsonl = write_jsonl(out / "data" / "train.jsonl", rows)
+    return [write_parquet(out / "data" / "train.parquet", jsonl), jsonl]
