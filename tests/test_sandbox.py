@@ -6,7 +6,7 @@ import pytest
 
 from domains.db_layer import compile_db
 from domains.spec import Column, DBSchema, Table
-from verification.guard import UnsafeCode, check_source
+from sandbox.guard import UnsafeCode, check_source
 from verification.sandbox import Sandbox
 
 SCHEMA = DBSchema(tables=[Table(name="item", id_prefix="IT", columns=[
