@@ -32,7 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from mcp_servers.runtime import Environment, EpisodeError, UnknownTask
-    from verification.confine import ConfinementUnavailable
+    from sandbox.probe import ConfinementUnavailable
 
     try:
         env = Environment(args.domain, call_timeout=args.call_timeout,

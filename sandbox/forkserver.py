@@ -86,17 +86,25 @@ class ForkServer:
                 self.on_start()
 
     def stop(self) -> None:
+        """Kill the template's whole tree; `proc` stays, dead, until the next start replaces it."""
         with self._lock:
             if self.control is not None:
                 self.control.close()
-            if self.proc is not None:
+            self.control = None
+            if self.proc is not None and not self.proc.__dict__.get("stopped"):
                 Confinement.kill(self.proc)  # the whole tree, its cgroup and its scratch
-            self.proc = self.control = None
+                self.proc.stopped = True
 
     def restart(self) -> None:
         with self._lock:
             self.stop()
             self.start()
+
+    def revive(self) -> None:
+        """Replace the template if it is dead (checked again under the lock: no second restart)."""
+        with self._lock:
+            if not self.alive() and not self.closing:
+                self.restart()
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -108,8 +116,10 @@ class ForkServer:
             return ""
 
     # -- requests ------------------------------------------------------------------------
-    def _ask_once(self, message: dict, fds: list[int], timeout: float) -> tuple[dict, list[int]]:
+    def _ask_once(self, message: dict, fds: list[int], timeout: float, start: bool) -> tuple[dict, list[int]]:
         if not self.alive():
+            if not start:
+                raise OSError("the template process is gone")
             self.stop()
             self.start()
         socket.send_fds(self.control, [json.dumps(message).encode()], list(fds))
@@ -122,16 +132,18 @@ class ForkServer:
             raise ValueError("the template process answered something that is not an object")
         return reply, got
 
-    def ask(self, message: dict, fds: list[int] = (), timeout: float = CONTROL_TIMEOUT_S) -> tuple[dict, list[int]]:
+    def ask(self, message: dict, fds: list[int] = (), timeout: float = CONTROL_TIMEOUT_S,
+            retry: bool = True) -> tuple[dict, list[int]]:
         """The template's reply (and descriptors); a template that does not answer is replaced and
-        asked once more. ForkServerError when that fails too or the reply is not `ok`."""
+        asked once more (unless not `retry`: a request about a fork of the old one, say).
+        ForkServerError when that fails too or the reply is not `ok`."""
         with self._lock:
             for attempt in (1, 2):
                 try:
-                    reply, got = self._ask_once(message, fds, timeout)
+                    reply, got = self._ask_once(message, fds, timeout, retry)
                     break
                 except (OSError, ValueError) as error:
-                    if attempt == 2 or self.closing:
+                    if attempt == 2 or self.closing or not retry:
                         raise ForkServerError(f"the template process is not answering: {error}") from None
                     self.restart()
         if reply.get("ok") is not True:
@@ -161,7 +173,7 @@ class ForkServer:
         """(wait status, whether it had to be killed) of a fork spawned with `reap_here`; `clear`
         empties the scratch for the next fork."""
         reply, _ = self.ask({"op": "reap", "pid": pid, "grace": grace, "clear": clear},
-                            timeout=grace + CONTROL_TIMEOUT_S)
+                            timeout=grace + CONTROL_TIMEOUT_S, retry=False)  # a new template never had it
         return int(reply["status"]), bool(reply["killed"])
 
     def close(self) -> None:
