@@ -43,23 +43,32 @@ class Sandbox:
         self._dir = tempfile.mkdtemp(prefix="worldsmith-sandbox-")
         self._lock = threading.Lock()
         self.server = ForkServer(SERVICE, self.policy, log=os.path.join(self._dir, "template.log"),
-                                 on_start=self._load_db_layer)
+                                 on_start=self._on_start)
         self._expected = expected_layers(self.policy)
-        self.server.start()
+        self._loaded = False
+        self.server.start()  # starts in the background; the DB layer loads with the first request
 
     @property
     def restarts(self) -> int:
         """Templates replaced after they died or stopped answering."""
         return max(0, self.server.starts - 1)
 
+    def _on_start(self) -> None:
+        self._loaded = False
+        if self.server.starts > 1:  # a replacement, in the middle of a request: load it now
+            self._load_db_layer()
+
     def _load_db_layer(self) -> None:
         source = os.memfd_create("db.py")
         try:
             os.write(source, self.db_source.encode())
             os.lseek(source, 0, os.SEEK_SET)
-            reply, _ = self.server.ask({"op": "init"}, [source], timeout=60)
+            self.server.ask({"op": "init"}, [source], timeout=60)
+        except ForkServerError as error:
+            raise SandboxError(f"the DB layer does not load: {error}") from None
         finally:
             os.close(source)
+        self._loaded = True
 
     def close(self) -> None:
         with self._lock:
@@ -78,8 +87,11 @@ class Sandbox:
         with self._lock:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
+                if not self._loaded:
+                    self._load_db_layer()
                 pid, pidfd = self.server.spawn({}, [theirs.fileno()], reap_here=True)
-            except ForkServerError as error:
+            except (ForkServerError, SandboxError) as error:
+                ours.close()
                 raise SandboxError(f"{error}\n{self.server.log_tail()}".strip()) from None
             finally:
                 theirs.close()
