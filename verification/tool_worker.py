@@ -68,8 +68,8 @@ class Service(TemplateService):
 
     # -- in the confined fork ------------------------------------------------------------
     def child(self, message: dict, fds: list[int], layers: list[str]) -> None:
-        channel = os.fdopen(fds[0], "r+b", buffering=0)
-        request = protocol.read_request(channel)
+        reader, writer = os.fdopen(fds[0], "rb"), os.fdopen(os.dup(fds[0]), "wb")  # buffered: whole frames
+        request = protocol.read_request(reader)
         if request is None:
             return
         request_id, message, _blob = request
@@ -83,7 +83,7 @@ class Service(TemplateService):
             body = json.dumps(reply).encode()
         except (TypeError, ValueError, RecursionError) as error:
             body = json.dumps({"ok": False, "error": f"the reply is not JSON: {error}"}).encode()
-        protocol.write_reply(channel, request_id, body)
+        protocol.write_reply(writer, request_id, body)
 
     def connect(self) -> sqlite3.Connection:
         return database.memory(self.policy)
