@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agents.test_format import TestCase
 from domains.spec import State, Table, ToolSchema
-from verification.guard import parse
+from sandbox.guard import parse
 
 
 class _Answer(BaseModel):

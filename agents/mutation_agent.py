@@ -21,7 +21,7 @@ from agents.prompts import MUTATION_SYSTEM
 from agents.test_format import TestCase, describe_state, expand
 from domains.spec import DomainSpec, State, ToolSchema
 from verification.equivalence import proved_equivalent
-from verification.guard import parse
+from sandbox.guard import parse
 from verification.mutation import Mutant, mutants, reference, run_mutant, unreachable_rejections
 from verification.sandbox import Sandbox
 

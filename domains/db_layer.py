@@ -11,7 +11,7 @@ import json
 from graphlib import CycleError, TopologicalSorter
 
 from domains.spec import DBSchema, Table
-from verification.guard import parse
+from sandbox.guard import parse
 
 _PY_TYPE = {
     "string": "str", "text": "str", "integer": "int", "number": "float",

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     from mcp_servers.runtime import Environment, EpisodeError, UnknownTask
-    from verification.confine import ConfinementUnavailable
+    from sandbox.probe import ConfinementUnavailable
 
     try:
         env = Environment(args.domain, call_timeout=args.call_timeout,

@@ -1,8 +1,8 @@
 """Run a chain program against an episode of the runtime and resolve it into tool calls.
 
 The program is untrusted model output: it runs in a fresh process forked from a confined template
-(tasks/chain_template.py, tasks/chain_runner.py) behind the operating system's confinement
-(verification.confine), and every tool call it makes is served by the runtime (validated
+(tasks.chain_forks, tasks.chain_process) behind the operating system's confinement (the sandbox
+package, CHAIN_PROGRAMS policy), and every tool call it makes is served by the runtime (validated
 arguments, one transaction per call in a sandbox worker). The parent records the calls that
 succeeded: they are the reference solution.
 """
@@ -10,17 +10,19 @@ succeeded: they are the reference solution.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import json
 import threading
 import time
 from dataclasses import dataclass, field
 
 from mcp_servers.runtime import Episode
-from tasks.chain_template import ChainTemplate, Fork, TemplateError
+from sandbox.guard import UnsafeCode, check_source
+from sandbox.policy import CHAIN_PROGRAMS, Policy
+from tasks.chain_forks import ChainTemplate, Fork, TemplateError
 from tasks.model import ToolCall
-from verification.guard import UnsafeCode, check_source
 
-_templates: dict[int, ChainTemplate] = {}  # by memory limit, started on first use
+_templates: dict[Policy, ChainTemplate] = {}  # by policy (its memory limit included), started on first use
 _lock = threading.Lock()  # one program at a time: forks share their template's cgroup and scratch
 
 
@@ -35,9 +37,18 @@ class ChainRun:
         return [c.tool for c in self.calls]
 
 
+def template_for(memory_mb: int = 512, policy: Policy = CHAIN_PROGRAMS) -> ChainTemplate:
+    """The template that runs programs under `policy` with `memory_mb`, started on first use."""
+    key = dataclasses.replace(policy, memory_mb=memory_mb)
+    if key not in _templates:
+        _templates[key] = ChainTemplate(memory_mb, policy=policy)
+    return _templates[key]
+
+
 def run_chain(episode: Episode, source: str, timeout: float = 30.0, max_calls: int = 60,
-              memory_mb: int = 512) -> ChainRun:
-    """Execute `source` with `call(tool, **arguments)` bound to `episode`; a failure is reported, not raised."""
+              memory_mb: int = 512, policy: Policy = CHAIN_PROGRAMS) -> ChainRun:
+    """Execute `source` with `call(tool, **arguments)` bound to `episode`; a failure is reported, not
+    raised. `policy` is the chain programs' own, but for tests that leave a layer off."""
     out = ChainRun()
     try:
         check_source(source)
@@ -45,9 +56,7 @@ def run_chain(episode: Episode, source: str, timeout: float = 30.0, max_calls: i
         out.error = f"the program was refused: {error}"
         return out
     with _lock:
-        if memory_mb not in _templates:
-            _templates[memory_mb] = ChainTemplate(memory_mb)
-        template = _templates[memory_mb]
+        template = template_for(memory_mb, policy)
         try:
             fork = template.fork()
         except TemplateError as error:

@@ -9,18 +9,19 @@ import sys
 
 import pytest
 
-from verification import confine, protocol
-from verification.confine import Confinement, ConfinementUnavailable
-
-CHILD = os.path.join(os.path.dirname(confine.__file__), "lockdown.py")
+from sandbox import probe as confine
+from sandbox import protocol
+from sandbox.launch import Confinement
+from sandbox.policy import ROOT, TOOL_TESTS
+from sandbox.probe import ConfinementUnavailable
 
 
 def test_a_confined_child_gets_every_layer_the_probe_reports():
     found = confine.layers()
     assert found["seccomp"] and (found["namespaces"] or found["landlock"]), confine.describe()
-    script = ("import sys; sys.path.insert(0, %r); import lockdown, json; print(json.dumps(lockdown.lock_down()))"
-              % os.path.dirname(CHILD))
-    proc = Confinement().popen([sys.executable, "-I", "-c", script], stdout=subprocess.PIPE,
+    script = ("import sys; sys.path.insert(0, %r); import json; from sandbox import launch, lockdown; "
+              "print(json.dumps(lockdown.lock_down(launch.take_spec())))" % ROOT)
+    proc = Confinement(TOOL_TESTS).popen([sys.executable, "-I", "-c", script], stdout=subprocess.PIPE,
                                env={"PATH": "/usr/bin:/bin"})
     out, _ = proc.communicate(timeout=60)
     Confinement.kill(proc)
@@ -33,10 +34,10 @@ def test_without_confinement_generated_code_is_refused_unless_the_unsafe_flag_is
                                                 "seccomp": False, "cgroup": False, "rlimits": True})
     monkeypatch.delenv(confine.UNSAFE_FLAG, raising=False)
     with pytest.raises(ConfinementUnavailable, match=confine.UNSAFE_FLAG):
-        Confinement().popen([sys.executable, "-c", "pass"])
+        Confinement(TOOL_TESTS).popen([sys.executable, "-c", "pass"])
     monkeypatch.setenv(confine.UNSAFE_FLAG, "1")
     monkeypatch.setattr(confine, "_warned", False)
-    proc = Confinement().popen([sys.executable, "-c", "pass"])
+    proc = Confinement(TOOL_TESTS).popen([sys.executable, "-c", "pass"])
     assert proc.wait(timeout=60) == 0
     Confinement.kill(proc)
 

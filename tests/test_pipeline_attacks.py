@@ -258,7 +258,7 @@ def _is_worker(pid: int) -> bool:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
     except FileNotFoundError:
         return False
-    return not argv[0].endswith(b"bwrap") and argv[-1].endswith(b"worker.py")
+    return not argv[0].endswith(b"bwrap") and argv[-1] == b"verification.tool_worker"
 
 
 def _live(pids: set[int]) -> set[int]:

@@ -21,7 +21,7 @@ import pytest
 
 from mcp_servers import pool
 from mcp_servers.runtime import Environment
-from verification import confine
+from sandbox import probe as confine
 from tests.support.fixture_domain import DUNE, EMMA, domain_with_tools
 
 _OS = "    import dataclasses\n    _d = dataclasses\n    os = _d.sys.modules['os']\n"
@@ -150,7 +150,7 @@ def os_env(fixture_domain, tmp_path_factory):
     """Episodes with the OS layers alone: Landlock, seccomp and non-dumpable processes left off."""
     domain = domain_with_tools(fixture_domain, tmp_path_factory.mktemp("os-attacks"), TOOLS)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pool, "_LAYERS_OFF", OS_ONLY)
+        patch.setattr(pool, "POLICY", pool.POLICY.without(*OS_ONLY))
         environment = Environment(domain, call_timeout=2.0, memory_mb=256, disk_mb=DISK_MB)
     with environment:
         missing = [name for name in ("namespaces", "identity") if not environment.pool.layers[name]]

@@ -6,7 +6,7 @@ import pytest
 
 from domains.db_layer import compile_db
 from domains.spec import Column, DBSchema, Table
-from verification.guard import UnsafeCode, check_source
+from sandbox.guard import UnsafeCode, check_source
 from verification.sandbox import Sandbox
 
 SCHEMA = DBSchema(tables=[Table(name="item", id_prefix="IT", columns=[
@@ -123,3 +123,12 @@ def test_the_network_is_unreachable_even_through_allowed_modules(box):
               "    create_engine('postgresql://example.com/db').connect()\n    return {}\n")
     result = run_one(box, "net", source, {})
     assert result["error"] is not None
+
+
+def test_a_request_far_larger_than_one_read_arrives_whole(box):
+    big = {"item": [{"item_id": f"IT-{n:04d}", "label": "x" * 200} for n in range(1, 3001)]}
+    assert box.define("get_item", GET_ITEM) is None
+    tests = [{"name": f"t{n}", "kind": "success", "initial_state": big, "arguments": {"item_id": "IT-2999"},
+              "expect_return": big["item"][2998]} for n in range(8)]
+    results = box.run_tests("get_item", tests)
+    assert [r["passed"] for r in results] == [True] * 8, results[0]["problems"]

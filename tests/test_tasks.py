@@ -230,7 +230,7 @@ def test_a_program_that_writes_lines_outside_the_protocol_gets_an_error_not_a_cr
 
 def test_a_chain_template_that_dies_mid_program_is_replaced_for_the_next():
     assert run_chain(_Echo(), "call('t')").error is None
-    template = execute._templates[512]
+    template = execute.template_for(512)
     starts = template.starts
     kill = _Echo(on_call=lambda: os.kill(template._proc.pid, signal.SIGKILL))
     out = run_chain(kill, "call('t')\nwhile True:\n    pass\n", timeout=10.0)  # its fork dies with it

@@ -1,1 +1,1 @@
-"""Where generated code is judged: the AST guard, the sandbox worker, procedural tests, and the state-diff reward."""
+"""Where generated code is judged: procedural tests run in the sandbox package (verification.sandbox, tool_worker), verdicts, and the state-diff reward."""

@@ -25,7 +25,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from domains.spec import ToolSchema
-from verification.guard import parse
+from sandbox.guard import parse
 
 if TYPE_CHECKING:  # verification.mutation counts proved survivors with this module
     from verification.mutation import Mutant

@@ -36,7 +36,7 @@ from pydantic import BaseModel
 from domains.spec import DomainSpec, ToolTest
 from mcp_servers.schemas import ArgumentError, ArgumentValidator
 from verification.equivalence import proved_equivalent
-from verification.guard import parse
+from sandbox.guard import parse
 from verification.procedural import tool_names, tool_sources
 from verification.sandbox import Sandbox
 from verification.verdict import signature

@@ -1,116 +1,79 @@
 """Run generated code outside the orchestrator, in confined processes forked from a template.
 
-One worker per sandbox (verification/worker.py) is started through verification.confine
-(namespaces, cgroup and rlimits) and spoken to through verification.protocol (request ids,
-size caps; anything unexpected kills it). It loads the DB layer once and runs no generated
-code itself: every request (define a tool, run its tests, integrity checks) is handled by a
-fresh process forked from it, which applies the inner layers (identity, Landlock, seccomp)
-before it reads its request and exits after its reply. So no tool sees what another left
-behind (module globals, patched classes, builtins, files in the scratch), and a tool under
-test costs a fork rather than an interpreter start. The worker gets only the tests' inputs;
-verification.verdict decides pass or fail here.
+One template per sandbox (verification.tool_worker, served by sandbox.template) is started through
+sandbox.forkserver under the TOOL_TESTS policy. It loads the DB layer once and runs no generated
+code itself: every request (define a tool, run its tests, integrity checks) is handled by a fresh
+fork that locks itself down before it reads its request over a socket of its own and exits
+after its reply. So no tool sees what another left behind (module globals, patched classes,
+builtins, files in the scratch), and a tool under test costs a fork rather than an interpreter
+start. The fork gets only the tests' inputs; verification.verdict decides pass or fail here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
-import subprocess
-import sys
+import socket
 import tempfile
 import threading
-from pathlib import Path
 
-from verification import protocol
-from verification.confine import Confinement, layers
-from verification.guard import UnsafeCode, check_source
+from sandbox import protocol
+from sandbox.forkserver import ForkServer, ForkServerError, check_layers, expected_layers
+from sandbox.guard import UnsafeCode, check_source
+from sandbox.policy import TOOL_TESTS, Policy
 from verification.verdict import inputs, judge
 
-WORKER = Path(__file__).with_name("worker.py")
 MAX_REPLY_BYTES = 64 << 20
+SERVICE = "verification.tool_worker"
 
 
 class SandboxError(RuntimeError):
-    """The worker died, did not answer in time, or broke the protocol."""
-
-
-class SandboxTimeout(SandboxError):
-    pass
-
-
-class _Process:
-    """The confined template process: the DB layer loaded, one fork per request."""
-
-    def __init__(self, box: Sandbox) -> None:
-        self._dir = tempfile.mkdtemp(prefix="worldsmith-sandbox-")
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-        self._log = open(os.path.join(self._dir, "worker.log"), "wb")
-        self.proc = box.confinement.popen([sys.executable, "-I", str(WORKER)], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, stderr=self._log, env=env)
-        self.channel = protocol.Channel(self.proc.stdin, self.proc.stdout.fileno(), MAX_REPLY_BYTES)
-        self._init = self.channel.send({"op": "init", "db_source": box.db_source})
-        self._ready = False
-        found = layers(box.confinement.namespaces)
-        self._expected = {name for name in ("identity", "landlock", "seccomp") if found[name]}
-
-    def request(self, message: dict, budget: float) -> dict:
-        """One request, handled by a fresh fork; the template kills a fork past `budget`."""
-        if not self._ready:
-            reply = self._receive(self._init, 60)
-            if not reply.get("ok"):
-                raise SandboxError(f"the DB layer does not load: {reply.get('error')}")
-            self._ready = True
-        message = {**message, "budget": budget, "max_bytes": MAX_REPLY_BYTES - 4096}
-        reply = self._receive(self.channel.send(message), budget + 10)
-        missing = self._expected - set(reply.get("layers") or ()) if reply.get("ok") else set()
-        if missing:
-            raise SandboxError(f"the worker did not get its confinement layers: {', '.join(sorted(missing))}")
-        return reply
-
-    def _receive(self, request_id: int, timeout: float) -> dict:
-        try:
-            reply, _blob = self.channel.receive(request_id, timeout)
-        except protocol.WorkerTimeout:
-            raise SandboxTimeout(f"no answer within {timeout:g} s") from None
-        except protocol.WorkerGone:
-            raise SandboxError(f"the sandbox worker died (exit {self.proc.poll()})\n{self.log_tail()}") from None
-        except protocol.ProtocolError as error:
-            raise SandboxError(f"the sandbox worker broke the protocol: {error}") from None
-        return reply
-
-    def log_tail(self) -> str:
-        try:
-            return Path(self._dir, "worker.log").read_bytes()[-1500:].decode(errors="replace")
-        except OSError:
-            return ""
-
-    def close(self) -> None:
-        Confinement.kill(self.proc)
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except OSError:  # a pipe the dead worker left full
-                pass
-        self._log.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
+    """The template died, did not answer in time, or broke the protocol."""
 
 
 class Sandbox:
     """A confined template for one domain's DB layer, and the tools recorded for it."""
 
-    def __init__(self, db_source: str, timeout: float = 2.0, memory_mb: int = 1536, file_mb: int = 8):
+    def __init__(self, db_source: str, timeout: float = 2.0, memory_mb: int = 1536, file_mb: int = 8,
+                 policy: Policy = TOOL_TESTS):
         self.db_source, self.timeout = db_source, timeout
-        self.confinement = Confinement(memory_mb=memory_mb, file_mb=file_mb)
+        self.policy = dataclasses.replace(policy, memory_mb=memory_mb, file_mb=file_mb)
         self.sources: dict[str, str] = {}
-        self.restarts = 0
+        self._dir = tempfile.mkdtemp(prefix="worldsmith-sandbox-")
         self._lock = threading.Lock()
-        self._template: _Process | None = _Process(self)  # starts loading now
+        self.server = ForkServer(SERVICE, self.policy, log=os.path.join(self._dir, "template.log"),
+                                 on_start=self._on_start)
+        self._expected = expected_layers(self.policy)
+        self._loaded = False
+        self.server.start()  # starts in the background; the DB layer loads with the first request
+
+    @property
+    def restarts(self) -> int:
+        """Templates replaced after they died or stopped answering."""
+        return max(0, self.server.starts - 1)
+
+    def _on_start(self) -> None:
+        self._loaded = False
+        if self.server.starts > 1:  # a replacement, in the middle of a request: load it now
+            self._load_db_layer()
+
+    def _load_db_layer(self) -> None:
+        source = os.memfd_create("db.py")
+        try:
+            os.write(source, self.db_source.encode())
+            os.lseek(source, 0, os.SEEK_SET)
+            self.server.ask({"op": "init"}, [source], timeout=60)
+        except ForkServerError as error:
+            raise SandboxError(f"the DB layer does not load: {error}") from None
+        finally:
+            os.close(source)
+        self._loaded = True
 
     def close(self) -> None:
         with self._lock:
-            if self._template:
-                self._template.close()
-            self._template = None
+            self.server.close()
+            shutil.rmtree(self._dir, ignore_errors=True)
 
     def __enter__(self) -> Sandbox:
         return self
@@ -119,17 +82,38 @@ class Sandbox:
         self.close()
 
     def request(self, message: dict, timeout: float) -> dict:
-        """One request in a fresh fork; a template that hangs, dies or misbehaves is replaced."""
+        """One request in a fresh fork, killed past `timeout` seconds; a template that hangs, dies
+        or misbehaves is replaced (SandboxError)."""
         with self._lock:
-            if self._template is None:
-                self._template = _Process(self)
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                return self._template.request(message, timeout)
-            except SandboxError:
-                self._template.close()
-                self.restarts += 1
-                self._template = _Process(self)
-                raise
+                if not self._loaded:
+                    self._load_db_layer()
+                pid, pidfd = self.server.spawn({}, [theirs.fileno()], reap_here=True)
+            except (ForkServerError, SandboxError) as error:
+                ours.close()
+                raise SandboxError(f"{error}\n{self.server.log_tail()}".strip()) from None
+            finally:
+                theirs.close()
+            os.close(pidfd)
+            channel = protocol.Channel(ours.makefile("wb"), ours.fileno(), MAX_REPLY_BYTES)
+            try:
+                reply, _blob = channel.request(message, timeout)
+                missing = check_layers(reply.get("layers"), self._expected) if reply.get("ok") else ""
+                if missing:
+                    reply = {"ok": False, "error": f"the sandbox worker did not get its confinement layers: {missing}"}
+            except protocol.WorkerTimeout:
+                reply = {"ok": False, "error": f"the sandbox worker was killed: no answer within {timeout:g} s"}
+            except protocol.ChannelError as error:
+                reply = {"ok": False, "error": f"the sandbox worker was killed: {error}"}
+            finally:
+                channel.writer.close()
+                ours.close()
+                try:
+                    self.server.reap(pid, clear=True)
+                except ForkServerError as error:
+                    raise SandboxError(str(error)) from None
+            return reply
 
     # -- tools ---------------------------------------------------------------------------
     def add(self, tool: str, source: str) -> str | None:

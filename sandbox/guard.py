@@ -1,9 +1,9 @@
-"""Static checks on generated code, applied before anything runs.
+"""The static guard: checks on generated code, applied before anything runs.
 
 Imports must come from an allow-list, and the names that let code escape a restricted
 namespace (eval, open, dunder attributes, ...) are refused outright. The check runs on the
-AST, so it is cheap and sees through formatting tricks; the sandbox worker enforces the same
-allow-list again at run time.
+AST, so it is cheap and sees through formatting tricks; the confined process enforces the same
+allow-list again at run time (sandbox.generated).
 """
 
 from __future__ import annotations
@@ -13,16 +13,7 @@ import importlib
 import threading
 import types
 
-ALLOWED_MODULES = frozenset({
-    "db", "datetime", "re", "math", "json", "decimal", "typing", "collections", "itertools",
-    "functools", "string", "sqlmodel", "sqlalchemy", "__future__", "enum", "dataclasses",
-})
-
-FORBIDDEN_NAMES = frozenset({
-    "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "input",
-    "breakpoint", "exit", "quit", "help", "memoryview", "getattr", "setattr", "delattr",
-    "__builtins__", "__loader__", "__spec__",
-})
+from sandbox.policy import ALLOWED_MODULES, FORBIDDEN_NAMES
 
 
 class UnsafeCode(ValueError):

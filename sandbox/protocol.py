@@ -1,4 +1,4 @@
-"""Frames between the orchestrator and a confined worker: length-prefixed, request ids, size caps.
+"""Frames between the parent and a confined process: length-prefixed, request ids, size caps.
 
 A frame is a 12-byte header (request id, JSON length, blob length; big-endian u32 each), a JSON
 object, then an optional raw blob (a database snapshot rides there instead of as base64 text).
