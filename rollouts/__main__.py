@@ -25,6 +25,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                         "(default: llm with --model, else reference,noop and replay where recorded)")
     parser.add_argument("--model", help="litellm model string for the agent")
     parser.add_argument("--user-model", help="litellm model for the simulated user (default: --model)")
+    parser.add_argument("--tool-calling", choices=["auto", "native", "json"], default="auto",
+                        help="how the llm agent calls tools: the provider's own tool calling (native), a JSON "
+                             "object in JSON mode (json), or native unless litellm says the model cannot (auto)")
     parser.add_argument("-k", "--trials", type=int, default=4, help="trials per task (pass^k for k=1..K)")
     parser.add_argument("--concurrency", type=int, default=16, help="episodes at once")
     parser.add_argument("--via", choices=["inprocess", "mcp"], default="inprocess",
@@ -94,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             url = stack.enter_context(mcp_server(domain_dir, args.workers))
         for agent in agents:
             config = EvalConfig(domain=str(domain_dir), agent=agent, model=args.model if agent == "llm" else None,
-                                user_model=args.user_model if agent == "llm" else None, k=args.trials,
+                                user_model=args.user_model if agent == "llm" else None,
+                                tool_calling=args.tool_calling, k=args.trials,
                                 concurrency=args.concurrency, via=args.via, url=url,
                                 limits=Limits(max_turns=args.max_turns, max_tool_calls=args.max_tool_calls),
                                 tasks=args.tasks.split(",") if args.tasks else None, run_id=args.run_id,

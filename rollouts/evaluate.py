@@ -42,6 +42,7 @@ class EvalConfig:
     agent: str = "llm"  # reference | noop | replay | llm (needs model)
     model: str | None = None
     user_model: str | None = None
+    tool_calling: str = "auto"  # the LLM agent's: auto | native | json (rollouts.agents.LLMAgent)
     k: int = 4
     concurrency: int = 16
     limits: Limits = field(default_factory=Limits)
@@ -55,7 +56,8 @@ class EvalConfig:
     def identity(self, user: str, domain: str) -> dict:
         """What a resumed run must share with the run it continues."""
         return {"domain": domain, "agent": self.agent, "model": self.model, "user": user,
-                "user_model": self.user_model or self.model, "k": self.k, "via": self.via,
+                "user_model": self.user_model or self.model, "tool_calling": self.tool_calling, "k": self.k,
+                "via": self.via,
                 "limits": self.limits.model_dump()}
 
 
@@ -113,7 +115,7 @@ def players(config: EvalConfig, domain_dir: Path, run_dir: Path, executor) -> Pl
     transcript = Transcript(run_dir / "transcript.jsonl")
     agent_llm = LLM(backend_for(config.model), transcript, concurrency=config.concurrency)
     user_llm = LLM(backend_for(config.user_model or config.model), transcript, concurrency=config.concurrency)
-    return Players(LLMAgent(agent_llm, "llm", executor), LLMUser(user_llm, domain_dir.name, "llm-user", executor),
+    return Players(LLMAgent(agent_llm, "llm", executor, tool_calling=config.tool_calling), LLMUser(user_llm, domain_dir.name, "llm-user", executor),
                    None, transcript, (agent_llm, user_llm))
 
 

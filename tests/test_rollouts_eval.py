@@ -107,9 +107,9 @@ class Capturing(ScriptedBackend):
         super().__init__(answers)
         self.by_prompt: dict[str, str] = {}
 
-    def complete(self, key, turn, messages):
-        text, usage = super().complete(key, turn, messages)
-        self.by_prompt[prompt_hash(messages)] = text
+    def complete(self, key, turn, messages, **kwargs):
+        text, usage = super().complete(key, turn, messages, **kwargs)
+        self.by_prompt[prompt_hash(messages, kwargs.get("tools"))] = text
         return text, usage
 
 
