@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import anyio
+
+if TYPE_CHECKING:
+    from mcp_servers.runtime import Environment
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -29,7 +34,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, extra_routes: Callable[[Environment], list] | None = None) -> int:
+    """`extra_routes(env)`: routes a caller serves beside the control API over http."""
     args = parse_args(argv)
     from mcp_servers.runtime import Environment, EpisodeError, UnknownTask
     from verification.confine import ConfinementUnavailable
@@ -55,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
             from mcp_servers.http_app import create_app
 
-            app = create_app(env, default_task=args.task)
+            app = create_app(env, default_task=args.task, extra_routes=extra_routes(env) if extra_routes else [])
             print(f"serving {env.name} ({len(env.tools)} tools) at http://{args.host}:{args.port}; "
                   f"POST /episodes to start an episode", file=sys.stderr, flush=True)
             uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

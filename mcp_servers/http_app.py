@@ -66,8 +66,9 @@ class _KnownEpisodes:
         await self.app(scope, receive, send)
 
 
-def create_app(env: Environment, default_task: str | None = None):
-    """The ASGI app; `default_task` is used by POST /episodes without a task_id."""
+def create_app(env: Environment, default_task: str | None = None, extra_routes: list[Route] = ()):
+    """The ASGI app; `default_task` is used by POST /episodes without a task_id; `extra_routes` are
+    served beside the control API (a layer above adds its own, e.g. the simulated user's)."""
 
     def episode_or_404(request: Request) -> Episode | JSONResponse:
         try:
@@ -171,6 +172,7 @@ def create_app(env: Environment, default_task: str | None = None):
         Route("/episodes/{episode_id}/task", episode_task, methods=["GET"]),
         Route("/episodes/{episode_id}/reward", episode_reward, methods=["GET"]),
         Route("/episodes/{episode_id}/reset", reset_episode, methods=["POST"]),
+        *extra_routes,
     ]
     server = build_server(env, lambda: env.get_episode(get_http_request().path_params["episode_id"]))
     app = create_streamable_http_app(server, MCP_PATH, routes=routes, json_response=True, stateless_http=True,

@@ -135,15 +135,16 @@ def load_done(path: Path) -> list[dict]:
 
 
 @contextlib.contextmanager
-def mcp_server(domain_dir: Path, workers: int | None):
-    """`python -m mcp_servers <domain> --transport http` on a free local port, until the block ends."""
+def mcp_server(domain_dir: Path, workers: int | None, *options: str):
+    """`python -m rollouts.serve <domain>` (the HTTP MCP server with the simulated user's route;
+    `options`: its --user-* options) on a free local port, until the block ends."""
     import httpx
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "mcp_servers", str(domain_dir), "--transport", "http", "--port", str(port),
-               "--max-calls", "0"] + (["--workers", str(workers)] if workers else [])
+    command = [sys.executable, "-m", "rollouts.serve", str(domain_dir), "--port", str(port), "--max-calls", "0",
+               *options] + (["--workers", str(workers)] if workers else [])
     server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:

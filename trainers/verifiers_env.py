@@ -26,7 +26,7 @@ import verifiers.v1 as vf
 from openenv import GenericEnvClient
 from verifiers.v1.tasksets.openenv import OpenEnvData, OpenEnvEnv, OpenEnvEnvConfig, OpenEnvTask
 
-from trainers.control import Control
+from trainers.conversation import connected
 
 SPLITS = ("all", "train", "test")
 TASKSET_ID = "worldsmith"
@@ -50,11 +50,8 @@ class WorldsmithTaskset(vf.Taskset[OpenEnvTask, WorldsmithConfig]):
         config = self.config
         if config.split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {config.split!r}")
-        control = Control(config.worldsmith_url)
-        try:
+        with connected(config.worldsmith_url) as control:
             task_ids = control.tasks()
-        finally:
-            control.close()
         for task_id in task_ids:
             if config.split in ("all", split_of(task_id)):
                 yield OpenEnvTask(OpenEnvData(id=task_id, name=f"{config.domain}/{task_id}", prompt=None, env=None,
