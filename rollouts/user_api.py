@@ -2,6 +2,8 @@
 
     POST /episodes/{id}/user   body {"message": "<the agent's message to the user>"}
                                -> {"message": "<the user's reply>", "stop": bool, "turns": n}
+    GET  /tasks/modes          {"modes": {task id: "single_turn" | "conversational" | null}}: whether
+                               a task needs the user's answers (tasks/mode.py); null: not checked
 
 An episode's conversation opens with its task's instruction (the user's request, as exported
 rows and the OpenEnv adapter show it to the agent); each call adds the agent's message and the
@@ -104,4 +106,8 @@ def user_routes(env: Environment, user: User) -> list[Route]:
             return JSONResponse({"error": f"the simulated user failed: {type(error).__name__}: {error}"},
                                 status_code=502)
 
-    return [Route("/episodes/{episode_id}/user", talk, methods=["POST"])]
+    async def modes(_request: Request) -> JSONResponse:
+        return JSONResponse({"modes": {task: env.task(task).mode for task in env.task_ids()}})
+
+    return [Route("/episodes/{episode_id}/user", talk, methods=["POST"]),
+            Route("/tasks/modes", modes, methods=["GET"])]

@@ -11,14 +11,15 @@ from starlette.testclient import TestClient
 from mcp_servers.http_app import create_app
 from mcp_servers.runtime import Environment
 from rollouts.user_api import user_for, user_routes
-from tests.rollouts_tasks import write_domain
+from tests.rollouts_tasks import TASKS, write_domain
 
 TASK = "withdraw_figma_infra"
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    with Environment(write_domain(tmp_path_factory.mktemp("user_api")), workers=1) as environment:
+    tasks = {**TASKS, TASK: {**TASKS[TASK], "mode": "conversational"}}
+    with Environment(write_domain(tmp_path_factory.mktemp("user_api"), tasks), workers=1) as environment:
         yield environment
 
 
@@ -48,6 +49,12 @@ def test_without_a_user_model_the_user_stops_at_the_first_message(env):
     with client(env, user_for(env)) as http:
         episode = http.post("/episodes", json={"task_id": TASK}).json()["episode_id"]
         assert http.post(f"/episodes/{episode}/user", json={"message": "Done."}).json()["stop"] is True
+
+
+def test_the_task_modes_say_which_tasks_need_the_user(env):
+    with client(env, user_for(env)) as http:
+        modes = http.get("/tasks/modes").json()["modes"]
+    assert modes == {task: "conversational" if task == TASK else None for task in env.task_ids()}
 
 
 def test_bad_requests_get_clear_errors(env, tmp_path):

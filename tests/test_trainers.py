@@ -73,6 +73,10 @@ def test_verifiers_own_openenv_loop_plays_every_task(worldsmith_url):
     assert all(out["reference"][t] == 1.0 for t in tasks), out["reference"]
     assert all(out["noop"][t] < 1.0 for t in tasks), out["noop"]
     assert out["conversation"] == {"reply": f"Use {EMAIL}, please.", "reward": 1.0}
+    # single-turn leaves out the tasks only the user's answers make solvable
+    modes = {t: json.loads((ROOT / "domains" / "job_seeking" / "tasks" / f"{t}.json").read_text())["mode"] for t in tasks}
+    assert out["single_turn_tasks"] == [t for t in tasks if modes[t] == "single_turn"]
+    assert CONVERSATIONAL not in out["single_turn_tasks"] and len(out["single_turn_tasks"]) < len(tasks)
     assert out["leaks"] == []
     assert out["splits"]["train"] + out["splits"]["test"] == len(tasks) and out["splits"]["test"] > 0
 

@@ -108,6 +108,8 @@ async def main(worldsmith_url: str, tasks_dir: Path, conversational: str) -> Non
     splits = {s: sum(1 for _ in load_environment(split=s, openenv_url=openenv_url,
                                                  worldsmith_url=worldsmith_url).taskset) for s in ("train", "test")}
     out["splits"] = splits
+    out["single_turn_tasks"] = sorted(t.data.reset["task_id"] for t in load_environment(
+        openenv_url=openenv_url, worldsmith_url=worldsmith_url, single_turn=True).taskset)
     print(json.dumps(out))
 
 

@@ -5,7 +5,8 @@ POST /episodes/{id}/user): one implementation, whichever trainer asks. An episod
 conversation opens with the task's instruction; the agent's message to the user gets the
 user's reply, and the episode ends, scored by its state-diff reward, when the user stops
 (###STOP###) or the agent has written to the user `max_user_turns` times. Single-turn episodes
-(an adapter's `single_turn` setting) end at the agent's first message instead, unheard.
+(an adapter's `single_turn` setting) end at the agent's first message instead, unheard, and
+leave out the tasks marked conversational (those only the user's answers make solvable).
 """
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ class UserTurn:
     done: bool = False
     reward: float = 0.0
     passed: bool = False
+
+
+def playable(control: Control, single_turn: bool = False) -> list[str]:
+    """The server's task ids; single-turn: only those that need no answer from the user."""
+    tasks = control.tasks()
+    if not single_turn:
+        return tasks
+    modes = control._json(control.http.get("/tasks/modes"))["modes"]
+    return [t for t in tasks if modes.get(t) != "conversational"]
 
 
 def finish(control: Control, episode_id: str, message: str = "") -> UserTurn:

@@ -18,7 +18,8 @@ unchanged:
   Nothing earlier carries the reward, and `state` never does.
 
 Multi-turn is the default. With --single-turn there is no `message_user`: the agent ends the
-episode with `end_episode` (its request is all it gets), as trainers without a user expect.
+episode with `end_episode` (its request is all it gets), as trainers without a user expect, and a
+reset without a task_id picks among the tasks that need no answer from the user.
 
 Over WebSocket one connection is one episode. Over HTTP each request gets a fresh
 environment (OpenEnv's stateless HTTP mode), so the client names the episode: `episode_id`
@@ -40,7 +41,7 @@ from openenv.core.env_server.mcp_types import (CallToolAction, CallToolObservati
 from openenv.core.env_server.types import Action, Observation, State
 
 from trainers.control import END_TOOL, END_TOOL_SCHEMA, Control, ControlError
-from trainers.conversation import MAX_USER_TURNS, MESSAGE_TOOL, MESSAGE_TOOL_SCHEMA, tell_user
+from trainers.conversation import MAX_USER_TURNS, MESSAGE_TOOL, MESSAGE_TOOL_SCHEMA, playable, tell_user
 
 MAX_STEPS = 50
 
@@ -69,7 +70,7 @@ class WorldsmithEnvironment(Environment):
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
               task_id: Optional[str] = None, **kwargs: Any) -> EpisodeObservation:
         if task_id is None:
-            tasks = self.control.tasks()
+            tasks = playable(self.control, self.single_turn)
             task_id = random.Random(seed).choice(tasks) if tasks else None
         if episode_id:  # a reset starts over, even under an id used before
             self.control.delete(episode_id)
