@@ -412,6 +412,11 @@ class Transcript:
         ordered = {s: stages[s] for s in sorted(stages, key=lambda s: STAGE_ORDER.get(s, 99))}
         total = {k: sum(v[k] for v in ordered.values()) for k in ("prompt", "completion")}
         total["total"] = total["prompt"] + total["completion"]
+        models: dict[str, set] = defaultdict(set)
+        for entry in self.entries.values():
+            models[entry["stage"]].add(entry.get("model") or "")
+        if len(set().union(*models.values())) > 1:  # a model per role: which answered each stage
+            return {"stages": ordered, "total": total, "models": {s: sorted(models[s]) for s in ordered}}
         return {"stages": ordered, "total": total}
 
     def save(self) -> None:
@@ -477,7 +482,7 @@ class LLM:
                     truncated, text, usage = error, error.text, error.usage
             entry = {
                 "key": name, "stage": key.stage, "item": key.item, "attempt": key.attempt, "turn": turn,
-                "model": self.backend.model, "prompt_sha": digest, "response": text, "usage": usage,
+                "model": model_for(self.backend, key), "prompt_sha": digest, "response": text, "usage": usage,
             }
             if truncated:
                 entry["finish_reason"] = "length"
@@ -548,11 +553,60 @@ def _seconds(name: str, default: float) -> float:
     return seconds
 
 
-def backend_for(model: str | None) -> Backend | None:
-    """The backend for a `MODEL` setting; None means replay. WORLDSMITH_TIMEOUT sets the
-    per-request timeout (seconds, default 300), WORLDSMITH_BACKOFF the first retry's wait
-    (seconds, default 2, doubled after each retry)."""
-    if not model:
-        return None
+def _litellm_backend(model: str) -> LiteLLMBackend:
     return LiteLLMBackend(model, api_base=os.environ.get("API_BASE") or None,
                           timeout=_seconds("WORLDSMITH_TIMEOUT", 300), backoff=_seconds("WORLDSMITH_BACKOFF", 2.0))
+
+
+# The model roles (ScaleEnv 5.1 gives each its own model): <ROLE>_MODEL overrides MODEL for the
+# steps of these stages; the task stage's oracle steps (tasks/<task>.oracle<n>@...) are the oracle's.
+ROLES = {"schema": ("schema", "database", "policy", "graph"), "code": ("code", "debug"),
+         "test": ("tests", "mutants"), "task": ("tasks",), "oracle": (), "agent": ("agent",), "user": ("user",)}
+
+
+def role_of(key: StepKey) -> str | None:
+    if key.stage == "tasks" and ".oracle" in key.item:
+        return "oracle"
+    return next((role for role, stages in ROLES.items() if key.stage in stages), None)
+
+
+def role_models(environ: dict | None = None) -> dict[str, str]:
+    """The roles given their own model: SCHEMA_MODEL, CODE_MODEL, TEST_MODEL, TASK_MODEL,
+    ORACLE_MODEL, AGENT_MODEL, USER_MODEL."""
+    environ = os.environ if environ is None else environ
+    return {role: environ[f"{role.upper()}_MODEL"] for role in ROLES if environ.get(f"{role.upper()}_MODEL")}
+
+
+class RoleBackend:
+    """MODEL's backend, with another for each role given its own model (`roles`: role -> model)."""
+
+    def __init__(self, default: Backend, roles: dict[str, Backend]):
+        self.default, self.roles = default, roles
+        self.model = default.model
+
+    def backend(self, key: StepKey) -> Backend:
+        return self.roles.get(role_of(key) or "", self.default)
+
+    def complete(self, key: StepKey, turn: int, messages: list[dict], **options) -> tuple[str, dict]:
+        backend = self.backend(key)
+        return backend.complete(key, turn, messages, **(options if "tools" in options else
+                                                         _schema_arg(backend, options.get("schema"))))
+
+
+def model_for(backend: Backend, key: StepKey) -> str:
+    """The model that answers `key` (recorded with each exchange)."""
+    return backend.backend(key).model if isinstance(backend, RoleBackend) else backend.model
+
+
+def backend_for(model: str | None, roles: dict[str, str] | None = None) -> Backend | None:
+    """The backend for a `MODEL` setting; None means replay. `roles` (default: `role_models()`, from
+    the environment) give roles their own models. WORLDSMITH_TIMEOUT sets the per-request timeout
+    (seconds, default 300), WORLDSMITH_BACKOFF the first retry's wait (seconds, default 2, doubled
+    after each retry)."""
+    if not model:
+        return None
+    roles = role_models() if roles is None else roles
+    default = _litellm_backend(model)
+    if not any(m != model for m in roles.values()):
+        return default
+    return RoleBackend(default, {role: _litellm_backend(m) for role, m in roles.items() if m != model})

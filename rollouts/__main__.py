@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -23,7 +24,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("domain", help="a domain name under domains/, or a path to a domain folder")
     parser.add_argument("--agent", help="comma-separated: reference, noop, replay, llm "
                                         "(default: llm with --model, else reference,noop and replay where recorded)")
-    parser.add_argument("--model", help="litellm model string for the agent")
+    parser.add_argument("--model", default=os.environ.get("AGENT_MODEL") or None,
+                        help="litellm model string for the agent (default: $AGENT_MODEL)")
     parser.add_argument("--user-model", help="litellm model for the simulated user (default: --model)")
     parser.add_argument("--tool-calling", choices=["auto", "native", "json"], default="auto",
                         help="how the llm agent calls tools: the provider's own tool calling (native), a JSON "

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from agents.llm import LLM, StepKey, ToolsRefused
+from agents.llm import LLM, StepKey, ToolsRefused, model_for
 from rollouts.trajectory import AgentAction, ToolCall
 
 
@@ -175,7 +175,7 @@ class LLMAgent:
         if tool_calling not in TOOL_CALLING:
             raise ValueError(f"tool_calling={tool_calling!r}: use one of {', '.join(TOOL_CALLING)}")
         self.llm, self.name, self.executor, self.fixed_trial, self.stage = llm, name, executor, fixed_trial, stage
-        model = llm.backend.model if llm.backend is not None else None
+        model = model_for(llm.backend, StepKey(stage)) if llm.backend is not None else None
         self.native = tool_calling == "native" or (tool_calling == "auto" and calls_functions(model))
         self.fallback = tool_calling == "auto"
 

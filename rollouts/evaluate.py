@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from agents.llm import LLM, Transcript, backend_for
+from agents.llm import LLM, StepKey, Transcript, backend_for, model_for
 from mcp_servers.runtime import Environment, resolve_domain
 from rollouts.agents import Agent, LLMAgent, NoopAgent, ReferenceAgent
 from rollouts.episode import run_episode
@@ -91,6 +91,7 @@ class Players:
     tasks: list[str] | None  # the tasks this agent can play (replay: the recorded ones)
     transcript: Transcript | None = None  # recorded to the run folder (model runs)
     llms: tuple[LLM, ...] = ()
+    models: dict[str, str] | None = None  # the model of each role (model runs): AGENT_MODEL, USER_MODEL
 
     def changed_prompts(self) -> int:
         """Replayed steps whose recorded prompt differs from the one asked now."""
@@ -115,8 +116,11 @@ def players(config: EvalConfig, domain_dir: Path, run_dir: Path, executor) -> Pl
     transcript = Transcript(run_dir / "transcript.jsonl")
     agent_llm = LLM(backend_for(config.model), transcript, concurrency=config.concurrency)
     user_llm = LLM(backend_for(config.user_model or config.model), transcript, concurrency=config.concurrency)
-    return Players(LLMAgent(agent_llm, "llm", executor, tool_calling=config.tool_calling), LLMUser(user_llm, domain_dir.name, "llm-user", executor),
-                   None, transcript, (agent_llm, user_llm))
+    models = {"agent": model_for(agent_llm.backend, StepKey("agent")),
+              "user": model_for(user_llm.backend, StepKey("user"))}
+    return Players(LLMAgent(agent_llm, "llm", executor, tool_calling=config.tool_calling),
+                   LLMUser(user_llm, domain_dir.name, "llm-user", executor), None, transcript, (agent_llm, user_llm),
+                   models)
 
 
 def load_done(path: Path) -> list[dict]:
@@ -255,6 +259,8 @@ def evaluate(config: EvalConfig) -> tuple[Path, dict]:
     play = players(config, domain_dir, run_dir, executor)
     run_dir.mkdir(parents=True, exist_ok=True)
     identity = config.identity(play.user.name, domain_dir.name)
+    if play.models:
+        identity["models"] = play.models
     saved = run_dir / "run.json"
     if saved.is_file() and json.loads(saved.read_text()) != json.loads(json.dumps(identity)):
         raise RunMismatch(f"{run_dir} holds a run with another configuration ({saved.read_text().strip()}); "

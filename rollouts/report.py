@@ -88,6 +88,8 @@ def markdown(summary: dict, pictures: list[str]) -> str:
         f"- tokens: agent {tokens['agent']['prompt']:,} prompt + {tokens['agent']['completion']:,} completion, "
         f"user {tokens['user']['prompt']:,} + {tokens['user']['completion']:,}; total {tokens['total']:,}",
     ]
+    if config.get("models"):
+        lines.append("- models: " + ", ".join(f"{role} {model}" for role, model in config["models"].items()))
     if summary["episode_seconds"]:
         s = summary["episode_seconds"]
         lines.append(f"- episode seconds: mean {s['mean']:.3f}, median {s['p50']:.3f}, max {s['max']:.3f}")
