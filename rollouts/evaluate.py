@@ -4,7 +4,8 @@ runs/<domain>/<run id>/
     run.json            the configuration (a resumed run must match it)
     trajectories.jsonl  one Trajectory per finished episode, appended as each one ends
     transcript.jsonl    every model exchange of the run (model runs), replayable
-    report.md/.json, pass_k.svg, rewards.svg
+    report.md/.json     average reward, pass^k overall, per complexity level and per task kind
+    pass_k.svg, levels.svg, rewards.svg   the pass^k curves, per-level bars, reward histogram
 Interrupting loses only the episodes in flight; running the same command again skips the
 episodes already in trajectories.jsonl.
 """
@@ -31,7 +32,7 @@ from rollouts.report import write_report
 from rollouts.sessions import InProcessSession, MCPSession, Session, read_policy
 from rollouts.trajectory import Limits, Trajectory
 from rollouts.user import InstructionUser, LLMUser, User
-from tasks.model import task_ids
+from tasks.model import Task, task_ids
 
 BUILTIN = ("reference", "noop", "replay")
 
@@ -292,8 +293,20 @@ def evaluate(config: EvalConfig) -> tuple[Path, dict]:
         executor.shutdown(wait=False, cancel_futures=True)
     records = [r for r in load_done(path) if r["task_id"] in set(tasks)]
     summary = write_report(records, {**identity, "run_id": run_dir.name, "tasks_skipped": _skipped(play, domain_dir),
-                                     "changed_prompts": play.changed_prompts()}, run_dir)
+                                     "changed_prompts": play.changed_prompts()}, run_dir, task_groups(domain_dir, tasks))
     return run_dir, summary
+
+
+def task_groups(domain_dir: Path, tasks: list[str]) -> dict[str, dict[str, str]]:
+    """Each task's complexity level and kind (single_turn or conversational), where its file says."""
+    levels, kinds = {}, {}
+    for task_id in tasks:
+        task = Task.model_validate_json((domain_dir / "tasks" / f"{task_id}.json").read_text())
+        if task.metadata is not None:
+            levels[task_id] = str(task.metadata.complexity_level)
+        if task.mode:
+            kinds[task_id] = task.mode
+    return {"level": levels, "kind": kinds}
 
 
 def _skipped(play: Players, domain_dir: Path) -> list[str]:
