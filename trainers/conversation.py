@@ -7,13 +7,18 @@ user's reply, and the episode ends, scored by its state-diff reward, when the us
 (###STOP###) or the agent has written to the user `max_user_turns` times. Single-turn episodes
 (an adapter's `single_turn` setting) end at the agent's first message instead, unheard, and
 leave out the tasks marked conversational (those only the user's answers make solvable).
+A server without the user's routes (`python -m mcp_servers`) gets single-turn episodes and every
+task, with a warning.
 """
 
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+import httpx
 
 from trainers.control import Control
 
@@ -48,12 +53,26 @@ class UserTurn:
     passed: bool = False
 
 
+NO_USER = ("the worldsmith server has no simulated user (serve the domain with python -m rollouts.serve): "
+           "episodes end at the agent's first message, and tasks that need the user's answers are not left out")
+
+
+def _user_route(control: Control, method: str, path: str, **body) -> httpx.Response | None:
+    """The response of one of the user's routes; None, with a warning, where the server has none."""
+    response = control.http.request(method, path, **body)
+    if response.status_code == 404 and not response.headers.get("content-type", "").startswith("application/json"):
+        warnings.warn(NO_USER, stacklevel=3)
+        return None
+    return response
+
+
 def playable(control: Control, single_turn: bool = False) -> list[str]:
     """The server's task ids; single-turn: only those that need no answer from the user."""
     tasks = control.tasks()
-    if not single_turn:
+    response = _user_route(control, "GET", "/tasks/modes") if single_turn else None
+    if response is None:
         return tasks
-    modes = control._json(control.http.get("/tasks/modes"))["modes"]
+    modes = control._json(response)["modes"]
     return [t for t in tasks if modes.get(t) != "conversational"]
 
 
@@ -67,9 +86,11 @@ def tell_user(control: Control, episode_id: str, message: str, max_user_turns: i
               single_turn: bool = False) -> UserTurn:
     """The agent's `message` to the user: the user's reply, and the end when the user stops or the
     turns are spent (single-turn: the end at once)."""
-    if single_turn:
+    response = None if single_turn else _user_route(control, "POST", f"/episodes/{episode_id}/user",
+                                                     json={"message": message})
+    if response is None:
         return finish(control, episode_id)
-    reply = control._json(control.http.post(f"/episodes/{episode_id}/user", json={"message": message}))
+    reply = control._json(response)
     if reply["stop"] or reply["turns"] >= max_user_turns:
         return finish(control, episode_id, reply["message"])
     return UserTurn(reply["message"])
