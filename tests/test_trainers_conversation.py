@@ -13,19 +13,9 @@ import pytest
 import uvicorn
 
 from mcp_servers.http_app import create_app
-from mcp_servers.runtime import Environment
 from rollouts.user_api import user_for, user_routes
-from tests.rollouts_tasks import TASKS, write_domain
+from tests.test_rollouts_user_api import TASK, env  # noqa: F401  (env: the same domain, TASK conversational)
 from trainers.conversation import connected, playable, tell_user
-
-TASK = "withdraw_figma_infra"
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    tasks = {**TASKS, TASK: {**TASKS[TASK], "mode": "conversational"}}
-    with Environment(write_domain(tmp_path_factory.mktemp("conversation"), tasks), workers=1) as environment:
-        yield environment
 
 
 def serve(app):
