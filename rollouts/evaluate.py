@@ -292,8 +292,9 @@ def evaluate(config: EvalConfig) -> tuple[Path, dict]:
         progress.close()
         executor.shutdown(wait=False, cancel_futures=True)
     records = [r for r in load_done(path) if r["task_id"] in set(tasks)]
-    summary = write_report(records, {**identity, "run_id": run_dir.name, "tasks_skipped": _skipped(play, domain_dir),
-                                     "changed_prompts": play.changed_prompts()}, run_dir, task_groups(domain_dir, tasks))
+    config_seen = {**identity, "run_id": run_dir.name, "tasks_skipped": _skipped(play, domain_dir),
+                   "changed_prompts": play.changed_prompts()}
+    summary = write_report(records, config_seen, run_dir, task_groups(domain_dir, tasks))
     return run_dir, summary
 
 
