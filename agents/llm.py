@@ -68,7 +68,9 @@ class Backend(Protocol):
     def complete(self, key: StepKey, turn: int, messages: list[dict],
                  schema: dict | None = None) -> tuple[str, dict]:
         """Return the assistant text and usage {prompt_tokens, completion_tokens}. `schema` is the
-        answer's JSON schema, for backends that can make the provider enforce it."""
+        answer's JSON schema, for backends that can make the provider enforce it. A backend that
+        also takes `tools` (function schemas, sent natively) answers with the assistant message
+        as JSON (see `native_message`)."""
 
 
 def count_tokens(text: str) -> int:
@@ -78,8 +80,14 @@ def count_tokens(text: str) -> int:
     return token_counter(model="gpt-4", text=text)
 
 
-def prompt_hash(messages: list[dict]) -> str:
-    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
+def prompt_hash(messages: list[dict], tools: list[dict] | None = None) -> str:
+    """A request's fingerprint: its messages, and its tools when they are sent natively."""
+    asked = messages if tools is None else [*messages, {"tools": tools}]
+    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class ToolsRefused(LLMError):
+    """The provider refused a request's `tools` (a 400 naming them): the model cannot call functions."""
 
 
 class AnswerTruncated(LLMError):
@@ -243,25 +251,29 @@ class LiteLLMBackend:
             params["temperature"] = 0
         params.update(shape or {})
         if self.model.startswith(("ollama/", "ollama_chat/")):  # Ollama's default context cuts long prompts
-            prompt = sum(count_tokens(m["content"]) for m in messages)
+            prompt = sum(count_tokens(m.get("content") or "") for m in messages)
             params["num_ctx"] = 1 << max(12, (prompt + self.max_tokens).bit_length())
         return params
 
     def complete(self, key: StepKey, turn: int, messages: list[dict],
-                 schema: dict | None = None) -> tuple[str, dict]:
+                 schema: dict | None = None, tools: list[dict] | None = None) -> tuple[str, dict]:
+        """With `tools`, the provider's own tool calling: they are sent as they are, no answer shape is
+        asked for, and the text returned is the assistant message (`native_message`) as JSON."""
         import litellm
 
         litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banner on stdout per failed request
         delay, deadline = self.backoff, time.monotonic() + self.step_deadline
         attempt = 0
         while True:
-            way, shape = self._shape(schema)
+            way, shape = ("native", {"tools": tools}) if tools is not None else self._shape(schema)
             try:
                 response = litellm.completion(**self._params(messages, shape))
             except Exception as error:  # network, rate limit, provider errors
                 status = _status(error)
                 if self._refused(way, error):  # send again one rung down
                     continue
+                if way == "native" and status == 400 and any(w in str(error).lower() for w in ("tool", "function")):
+                    raise ToolsRefused(f"{key}: {self.model} refused the tools: {str(error)[:500]}") from error
                 # a missing or refused key fails the same way every time (litellm reports some as 500s)
                 unauthorised = "Authentication" in type(error).__name__ or "credentials" in str(error).lower()
                 retryable = not unauthorised and (status is None or status in _RETRYABLE or status >= 500)
@@ -277,7 +289,12 @@ class LiteLLMBackend:
             message = choice.message
             text = message.content or getattr(message, "refusal", None) or ""
             calls = getattr(message, "tool_calls", None) or []
-            if calls and (way == "tool" or not text.strip()):  # the answer came as a tool call's arguments
+            if way == "native":
+                text = compact_json(native_message({"content": message.content, "tool_calls": [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.function.name, "arguments": c.function.arguments or ""}}
+                    for c in calls]}, key.attempt))
+            elif calls and (way == "tool" or not text.strip()):  # the answer came as a tool call's arguments
                 call = next((c for c in calls if c.function.name == "answer"), calls[0])
                 text = call.function.arguments or ""
             usage = getattr(response, "usage", None)
@@ -298,15 +315,40 @@ class ScriptedBackend:
         self.answers = answers
 
     def complete(self, key: StepKey, turn: int, messages: list[dict],
-                 schema: dict | None = None) -> tuple[str, dict]:
+                 schema: dict | None = None, tools: list[dict] | None = None) -> tuple[str, dict]:
         name = f"{key}#{turn}" if turn else str(key)
         if name not in self.answers:
             raise MissingStep(f"no scripted answer for step {name}")
         text = self.answers[name]
+        if tools is not None:  # answered as the provider's tool calling answers
+            text = native_message(parse_json(text) if isinstance(text, str) else text, key.attempt)
         if not isinstance(text, str):
             text = compact_json(text)
-        prompt = sum(count_tokens(m["content"]) for m in messages)
+        prompt = sum(count_tokens(m.get("content") or "") for m in messages)
+        if tools is not None:  # providers count the function schemas into the prompt
+            prompt += count_tokens(compact_json(tools))
         return text, {"prompt_tokens": prompt, "completion_tokens": count_tokens(text)}
+
+
+def native_message(answer: dict, turn: int = 0) -> dict:
+    """An answer as the assistant message of the provider's tool calling (OpenAI's chat format):
+    {"role": "assistant", "content"?, "tool_calls"?: [{"id", "type": "function", "function":
+    {"name", "arguments": JSON text}}]}. Calls written {"name", "arguments": {...}} (scripted
+    answers, recordings of the JSON-object mode) get ids call_<turn + 1>_<i>."""
+    calls = []
+    for i, call in enumerate(answer.get("tool_calls") or []):
+        if "function" not in call:
+            arguments = call.get("arguments") or {}
+            call = {"id": f"call_{turn + 1}_{i}", "type": "function", "function": {
+                "name": call.get("name", ""),
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)}}
+        calls.append(call)
+    message: dict = {"role": "assistant"}
+    if answer.get("content") or not calls:  # no null content beside calls: litellm sends none
+        message["content"] = answer.get("content") or ""
+    if calls:
+        message["tool_calls"] = calls
+    return message
 
 
 def compact_json(value: object) -> str:
@@ -370,6 +412,11 @@ class Transcript:
         ordered = {s: stages[s] for s in sorted(stages, key=lambda s: STAGE_ORDER.get(s, 99))}
         total = {k: sum(v[k] for v in ordered.values()) for k in ("prompt", "completion")}
         total["total"] = total["prompt"] + total["completion"]
+        models: dict[str, set] = defaultdict(set)
+        for entry in self.entries.values():
+            models[entry["stage"]].add(entry.get("model") or "")
+        if len(set().union(*models.values())) > 1:  # a model per role: which answered each stage
+            return {"stages": ordered, "total": total, "models": {s: sorted(models[s]) for s in ordered}}
         return {"stages": ordered, "total": total}
 
     def save(self) -> None:
@@ -414,9 +461,10 @@ class LLM:
     def replaying(self) -> bool:
         return self.backend is None
 
-    def _exchange(self, key: StepKey, turn: int, messages: list[dict], schema: dict | None = None) -> str:
+    def _exchange(self, key: StepKey, turn: int, messages: list[dict], schema: dict | None = None,
+                  tools: list[dict] | None = None) -> str:
         name = f"{key}#{turn}" if turn else str(key)
-        digest = prompt_hash(messages)
+        digest = prompt_hash(messages, tools)
         entry = self.transcript.get(name)
         if self.replaying:
             if entry is None:
@@ -428,12 +476,13 @@ class LLM:
             truncated = None
             with self._slots:
                 try:
-                    text, usage = self.backend.complete(key, turn, messages, **_schema_arg(self.backend, schema))
+                    extra = _schema_arg(self.backend, schema) if tools is None else {"tools": tools}
+                    text, usage = self.backend.complete(key, turn, messages, **extra)
                 except AnswerTruncated as error:
                     truncated, text, usage = error, error.text, error.usage
             entry = {
                 "key": name, "stage": key.stage, "item": key.item, "attempt": key.attempt, "turn": turn,
-                "model": self.backend.model, "prompt_sha": digest, "response": text, "usage": usage,
+                "model": model_for(self.backend, key), "prompt_sha": digest, "response": text, "usage": usage,
             }
             if truncated:
                 entry["finish_reason"] = "length"
@@ -442,6 +491,16 @@ class LLM:
             raise AnswerTruncated(f"{name}: the answer was cut off at the model's output limit",
                                   entry["response"], entry["usage"])
         return entry["response"]
+
+    def chat(self, key: StepKey, messages: list[dict], tools: list[dict]) -> dict:
+        """One exchange in the provider's own tool calling: `messages` in chat format (assistant
+        messages with tool_calls, tool messages with their results) and `tools` (function schemas)
+        are sent as they are; the answer is the assistant message (`native_message`), recorded as
+        such. No re-asks: a malformed call is the model's action, answered by the caller."""
+        answer = parse_json(self._exchange(key, 0, messages, tools=tools))
+        if not isinstance(answer, dict):
+            raise LLMError(f"{key}: the recorded answer is not an assistant message")
+        return native_message(answer, key.attempt)
 
     def structured(self, key: StepKey, system: str, prompt: str, schema: type[T],
                    check: Callable[[T], object] | None = None, split: bool = False, show_type: bool = True) -> T:
@@ -494,11 +553,60 @@ def _seconds(name: str, default: float) -> float:
     return seconds
 
 
-def backend_for(model: str | None) -> Backend | None:
-    """The backend for a `MODEL` setting; None means replay. WORLDSMITH_TIMEOUT sets the
-    per-request timeout (seconds, default 300), WORLDSMITH_BACKOFF the first retry's wait
-    (seconds, default 2, doubled after each retry)."""
-    if not model:
-        return None
+def _litellm_backend(model: str) -> LiteLLMBackend:
     return LiteLLMBackend(model, api_base=os.environ.get("API_BASE") or None,
                           timeout=_seconds("WORLDSMITH_TIMEOUT", 300), backoff=_seconds("WORLDSMITH_BACKOFF", 2.0))
+
+
+# The model roles (ScaleEnv 5.1 gives each its own model): <ROLE>_MODEL overrides MODEL for the
+# steps of these stages; the task stage's oracle steps (tasks/<task>.oracle<n>@...) are the oracle's.
+ROLES = {"schema": ("schema", "database", "policy", "graph"), "code": ("code", "debug"),
+         "test": ("tests", "mutants"), "task": ("tasks",), "oracle": (), "agent": ("agent",), "user": ("user",)}
+
+
+def role_of(key: StepKey) -> str | None:
+    if key.stage == "tasks" and ".oracle" in key.item:
+        return "oracle"
+    return next((role for role, stages in ROLES.items() if key.stage in stages), None)
+
+
+def role_models(environ: dict | None = None) -> dict[str, str]:
+    """The roles given their own model: SCHEMA_MODEL, CODE_MODEL, TEST_MODEL, TASK_MODEL,
+    ORACLE_MODEL, AGENT_MODEL, USER_MODEL."""
+    environ = os.environ if environ is None else environ
+    return {role: environ[f"{role.upper()}_MODEL"] for role in ROLES if environ.get(f"{role.upper()}_MODEL")}
+
+
+class RoleBackend:
+    """MODEL's backend, with another for each role given its own model (`roles`: role -> model)."""
+
+    def __init__(self, default: Backend, roles: dict[str, Backend]):
+        self.default, self.roles = default, roles
+        self.model = default.model
+
+    def backend(self, key: StepKey) -> Backend:
+        return self.roles.get(role_of(key) or "", self.default)
+
+    def complete(self, key: StepKey, turn: int, messages: list[dict], **options) -> tuple[str, dict]:
+        backend = self.backend(key)
+        return backend.complete(key, turn, messages, **(options if "tools" in options else
+                                                         _schema_arg(backend, options.get("schema"))))
+
+
+def model_for(backend: Backend, key: StepKey) -> str:
+    """The model that answers `key` (recorded with each exchange)."""
+    return backend.backend(key).model if isinstance(backend, RoleBackend) else backend.model
+
+
+def backend_for(model: str | None, roles: dict[str, str] | None = None) -> Backend | None:
+    """The backend for a `MODEL` setting; None means replay. `roles` (default: `role_models()`, from
+    the environment) give roles their own models. WORLDSMITH_TIMEOUT sets the per-request timeout
+    (seconds, default 300), WORLDSMITH_BACKOFF the first retry's wait (seconds, default 2, doubled
+    after each retry)."""
+    if not model:
+        return None
+    roles = role_models() if roles is None else roles
+    default = _litellm_backend(model)
+    if not any(m != model for m in roles.values()):
+        return default
+    return RoleBackend(default, {role: _litellm_backend(m) for role, m in roles.items() if m != model})

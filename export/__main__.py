@@ -1,12 +1,15 @@
-"""python -m export NAME --format hf|verl|skyrl|tau2|awm|all [--out DIR] [--base-url URL]
+"""python -m export NAME --format hf|verl|skyrl|tau2|awm|all [--out DIR] [--base-url URL] [--single-turn]
 
 Writes exports/<name>/<format>/ (or DIR/<format>/ with --out) and prints each file written and
-the seconds each format took. Exit status 2 when the domain cannot be exported.
+the seconds each format took. Exit status 2 when the domain cannot be exported. --single-turn
+leaves out the tasks marked conversational (their request alone cannot be done: the agent must
+ask the user), for trainers that run episodes without a simulated user.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import sys
 import time
@@ -18,9 +21,12 @@ from export.source import DEFAULT_BASE_URL, ExportError, read_domain
 WRITERS = {"hf": hf.export, "verl": verl.export, "skyrl": skyrl.export, "tau2": tau2.export, "awm": awm.export}
 
 
-def run(name: str, formats: list[str], out: Path | None = None, base_url: str = DEFAULT_BASE_URL) -> dict[str, list[Path]]:
+def run(name: str, formats: list[str], out: Path | None = None, base_url: str = DEFAULT_BASE_URL,
+        single_turn: bool = False) -> dict[str, list[Path]]:
     """Export `formats` of domain `name`; each format's folder is replaced whole, and only once it is complete."""
     source = read_domain(name)
+    if single_turn:
+        source = dataclasses.replace(source, tasks=[t for t in source.tasks if t.mode != "conversational"])
     root = out or Path("exports") / source.name
     written = {}
     for fmt in formats:
@@ -48,12 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="folder for the formats (default exports/<name>)")
     parser.add_argument("--base-url", default=DEFAULT_BASE_URL,
                         help="the worldsmith HTTP server verl and SkyRL rows point at (default %(default)s)")
+    parser.add_argument("--single-turn", action="store_true", help="leave out the tasks that need the user's answers")
     args = parser.parse_args(argv)
     if not args.base_url.startswith(("http://", "https://")):
         parser.error(f"--base-url must be an http(s) URL, got {args.base_url!r}")
     started = time.perf_counter()
     try:
-        written = run(args.name, list(FORMATS) if args.format == "all" else [args.format], args.out, args.base_url)
+        written = run(args.name, list(FORMATS) if args.format == "all" else [args.format], args.out, args.base_url,
+                      args.single_turn)
     except ExportError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

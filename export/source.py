@@ -17,7 +17,7 @@ from domains.policy import described
 from domains.spec import DomainSpec, State
 from mcp_servers.runtime import resolve_domain
 from mcp_servers.schemas import openai_function
-from rollouts.episode import SYSTEM
+from rollouts.agents import agent_system_prompt
 from rollouts.sessions import episode_policy, read_policy
 from tasks.model import Task, task_ids
 from verification.procedural import tool_sources
@@ -47,7 +47,7 @@ class DomainSource:
         """The agent's system message; for a task, the policy ends with its episode's date, as in
         `make eval` trajectories."""
         policy = episode_policy(self.policy, task.now) if task is not None else self.policy
-        return SYSTEM.format(domain=self.name, policy=policy).strip()
+        return agent_system_prompt(self.name, policy)
 
     def prompt(self, task: Task) -> list[dict]:
         """What the agent is shown first: the system message and the user's request, no answers."""

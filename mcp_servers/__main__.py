@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import anyio
 
 from mcp_servers.control_token import TOKEN_ENV, server_token
+if TYPE_CHECKING:
+    from mcp_servers.runtime import Environment
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -51,7 +55,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, extra_routes: Callable[[Environment], list] | None = None) -> int:
+    """`extra_routes(env)`: routes a caller serves beside the control API over http."""
     args = parse_args(argv)
     try:
         token, generated = server_token(args.token) if args.transport == "http" else ("", False)
@@ -83,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             from mcp_servers.http_app import create_app
 
             app = create_app(env, default_task=args.task, token=token,
-                             expose_trainer_resources=args.expose_trainer_resources)
+                             expose_trainer_resources=args.expose_trainer_resources,
+                             extra_routes=extra_routes(env) if extra_routes else ())
             print(f"serving {env.name} ({len(env.tools)} tools) at http://{args.host}:{args.port}; "
                   f"POST /episodes to start an episode", file=sys.stderr)
             if generated:  # to the operator only: stderr, never an MCP stream

@@ -119,10 +119,12 @@ class _KnownEpisodes:
 
 
 def create_app(env: Environment, default_task: str | None = None, *, token: str,
-               expose_trainer_resources: bool = False):
-    """The ASGI app. `token` guards the control API (at least 16 characters); `default_task` is
-    used by POST /episodes without a task_id; `expose_trainer_resources` (trainers and debugging
-    only) serves the episode:// resources at every episode's MCP URL, to anyone who reaches it."""
+               expose_trainer_resources: bool = False, extra_routes: list[Route] = ()):
+    """The ASGI app. `token` guards the control API (at least 16 characters) and every extra route;
+    `default_task` is used by POST /episodes without a task_id; `expose_trainer_resources` (trainers
+    and debugging only) serves the episode:// resources at every episode's MCP URL, to anyone who
+    reaches it; `extra_routes` are served beside the control API (a layer above adds its own, e.g.
+    the simulated user's)."""
 
     check_token(token)
 
@@ -199,6 +201,7 @@ def create_app(env: Environment, default_task: str | None = None, *, token: str,
         Route("/episodes/{episode_id}/task", episode_task, methods=["GET"]),
         Route("/episodes/{episode_id}/reward", episode_reward, methods=["GET"]),
         Route("/episodes/{episode_id}/reset", reset_episode, methods=["POST"]),
+        *extra_routes,
     ]
     server = build_server(env, lambda: env.get_episode(get_http_request().path_params["episode_id"]),
                           expose_trainer_resources)

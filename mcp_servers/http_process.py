@@ -45,14 +45,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(domain: str | Path, *options: str, startup_s: float = 120.0, quiet: bool = False) -> Iterator[Served]:
+def http_server(domain: str | Path, *options: str, startup_s: float = 120.0, quiet: bool = False,
+                module: str = "mcp_servers") -> Iterator[Served]:
     """The server, once its /health answers, until the block ends; RuntimeError (with the end of
-    its stderr) when it exits or does not come up within `startup_s`. `quiet` discards its stderr."""
+    its stderr) when it exits or does not come up within `startup_s`. `quiet` discards its stderr;
+    `module` is the command run with -m (one taking `python -m mcp_servers`'s options)."""
     import httpx
 
     port = free_port()
     served = Served(f"http://127.0.0.1:{port}", secrets.token_urlsafe(32))
-    command = [sys.executable, "-m", "mcp_servers", str(domain), "--transport", "http", "--port", str(port), *options]
+    command = [sys.executable, "-m", module, str(domain), "--transport", "http", "--port", str(port), *options]
     server = subprocess.Popen(command, cwd=ROOT, env={**os.environ, TOKEN_ENV: served.token}, text=True,
                               stderr=subprocess.DEVNULL if quiet else subprocess.PIPE)
     try:

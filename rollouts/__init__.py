@@ -3,6 +3,7 @@
     episode.py     one episode (run_task, oracle_best_of_k)   agents.py   LLM and scripted agents
     user.py        simulated users                            sessions.py in-process or HTTP MCP episodes
     trajectory.py  what an episode produces, its limits       passk.py    pass^k and pass@k
+    user_api.py    the simulated user over HTTP, for trainers serve.py    the server with it (python -m rollouts.serve)
 """
 
 from rollouts.agents import AgentView, LLMAgent, NoopAgent, ReferenceAgent

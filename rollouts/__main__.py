@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -23,8 +24,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("domain", help="a domain name under domains/, or a path to a domain folder")
     parser.add_argument("--agent", help="comma-separated: reference, noop, replay, llm "
                                         "(default: llm with --model, else reference,noop and replay where recorded)")
-    parser.add_argument("--model", help="litellm model string for the agent")
+    parser.add_argument("--model", default=os.environ.get("AGENT_MODEL") or None,
+                        help="litellm model string for the agent (default: $AGENT_MODEL)")
     parser.add_argument("--user-model", help="litellm model for the simulated user (default: --model)")
+    parser.add_argument("--tool-calling", choices=["auto", "native", "json"], default="auto",
+                        help="how the llm agent calls tools: the provider's own tool calling (native), a JSON "
+                             "object in JSON mode (json), or native unless litellm says the model cannot (auto)")
     parser.add_argument("-k", "--trials", type=int, default=4, help="trials per task (pass^k for k=1..K)")
     parser.add_argument("--concurrency", type=int, default=16, help="episodes at once")
     parser.add_argument("--via", choices=["inprocess", "mcp"], default="inprocess",
@@ -96,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
             url, token = served.url, served.token
         for agent in agents:
             config = EvalConfig(domain=str(domain_dir), agent=agent, model=args.model if agent == "llm" else None,
-                                user_model=args.user_model if agent == "llm" else None, k=args.trials,
+                                user_model=args.user_model if agent == "llm" else None,
+                                tool_calling=args.tool_calling, k=args.trials,
                                 concurrency=args.concurrency, via=args.via, url=url, token=token,
                                 limits=Limits(max_turns=args.max_turns, max_tool_calls=args.max_tool_calls),
                                 tasks=args.tasks.split(",") if args.tasks else None, run_id=args.run_id,

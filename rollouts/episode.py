@@ -23,13 +23,10 @@ import time
 from pydantic import BaseModel
 
 from mcp_servers.runtime import Environment
-from rollouts.agents import Agent, AgentView
+from rollouts.agents import Agent, AgentView, agent_system_prompt
 from rollouts.sessions import InProcessSession, Session
 from rollouts.trajectory import STOP, Limits, Termination, Trajectory, Usage, assistant_message
 from rollouts.user import InstructionUser, User
-
-SYSTEM = "You are a customer-service agent for the {domain} service; act through its tools.\n\n{policy}"
-
 
 async def run_episode(session: Session, agent: Agent, user: User, *, trial: int = 0,
                       limits: Limits | None = None) -> Trajectory:
@@ -37,8 +34,7 @@ async def run_episode(session: Session, agent: Agent, user: User, *, trial: int 
     limits = limits or Limits()
     started = time.perf_counter()
     view = AgentView(session.domain, session.scenario.task_id, trial, session.tools, session.policy)
-    messages: list[dict] = [{"role": "system", "content": SYSTEM.format(domain=session.domain,
-                                                                        policy=session.policy).strip()}]
+    messages: list[dict] = [{"role": "system", "content": agent_system_prompt(session.domain, session.policy)}]
     heard: list[dict] = []  # the user's view: its own messages and the agent's words, no tool traffic
     tokens = {"agent": Usage(), "user": Usage()}
     turns = calls = 0
@@ -65,10 +61,12 @@ async def run_episode(session: Session, agent: Agent, user: User, *, trial: int 
             action, usage = await agent.act(view, messages)
             tokens["agent"].add(usage)
             turns += 1
-            ids = [f"call_{turns}_{i}" for i in range(len(action.tool_calls))]
-            messages.append(assistant_message(action, ids))
+            ids = [call.id or f"call_{turns}_{i}" for i, call in enumerate(action.tool_calls)]
+            messages.append(action.message or assistant_message(action, ids))
             for call_id, call in zip(ids, action.tool_calls):
-                if calls >= limits.max_tool_calls:
+                if call.error:
+                    result = f"Error (InvalidArguments): {call.error}"
+                elif calls >= limits.max_tool_calls:
                     result = f"Error (CallLimit): this episode's {limits.max_tool_calls} tool calls are used up"
                     termination = "max_tool_calls"
                 else:

@@ -4,7 +4,8 @@ runs/<domain>/<run id>/
     run.json            the configuration (a resumed run must match it)
     trajectories.jsonl  one Trajectory per finished episode, appended as each one ends
     transcript.jsonl    every model exchange of the run (model runs), replayable
-    report.md/.json, pass_k.svg, rewards.svg
+    report.md/.json     average reward, pass^k overall, per complexity level and per task kind
+    pass_k.svg, levels.svg, rewards.svg   the pass^k curves, per-level bars, reward histogram
 Interrupting loses only the episodes in flight; running the same command again skips the
 episodes already in trajectories.jsonl.
 """
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from agents.llm import LLM, Transcript, backend_for
+from agents.llm import LLM, StepKey, Transcript, backend_for, model_for
 from mcp_servers.control_token import TOKEN_ENV
 from mcp_servers.http_process import Served, http_server
 from mcp_servers.runtime import Environment, resolve_domain
@@ -32,7 +33,7 @@ from rollouts.report import write_report
 from rollouts.sessions import InProcessSession, MCPSession, Session, read_policy
 from rollouts.trajectory import Limits, Trajectory
 from rollouts.user import InstructionUser, LLMUser, User
-from tasks.model import task_ids
+from tasks.model import Task, task_ids
 
 BUILTIN = ("reference", "noop", "replay")
 
@@ -43,6 +44,7 @@ class EvalConfig:
     agent: str = "llm"  # reference | noop | replay | llm (needs model)
     model: str | None = None
     user_model: str | None = None
+    tool_calling: str = "auto"  # the LLM agent's: auto | native | json (rollouts.agents.LLMAgent)
     k: int = 4
     concurrency: int = 16
     limits: Limits = field(default_factory=Limits)
@@ -57,7 +59,8 @@ class EvalConfig:
     def identity(self, user: str, domain: str) -> dict:
         """What a resumed run must share with the run it continues."""
         return {"domain": domain, "agent": self.agent, "model": self.model, "user": user,
-                "user_model": self.user_model or self.model, "k": self.k, "via": self.via,
+                "user_model": self.user_model or self.model, "tool_calling": self.tool_calling, "k": self.k,
+                "via": self.via,
                 "limits": self.limits.model_dump()}
 
 
@@ -91,6 +94,7 @@ class Players:
     tasks: list[str] | None  # the tasks this agent can play (replay: the recorded ones)
     transcript: Transcript | None = None  # recorded to the run folder (model runs)
     llms: tuple[LLM, ...] = ()
+    models: dict[str, str] | None = None  # the model of each role (model runs): AGENT_MODEL, USER_MODEL
 
     def changed_prompts(self) -> int:
         """Replayed steps whose recorded prompt differs from the one asked now."""
@@ -115,8 +119,11 @@ def players(config: EvalConfig, domain_dir: Path, run_dir: Path, executor) -> Pl
     transcript = Transcript(run_dir / "transcript.jsonl")
     agent_llm = LLM(backend_for(config.model), transcript, concurrency=config.concurrency)
     user_llm = LLM(backend_for(config.user_model or config.model), transcript, concurrency=config.concurrency)
-    return Players(LLMAgent(agent_llm, "llm", executor), LLMUser(user_llm, domain_dir.name, "llm-user", executor),
-                   None, transcript, (agent_llm, user_llm))
+    models = {"agent": model_for(agent_llm.backend, StepKey("agent")),
+              "user": model_for(user_llm.backend, StepKey("user"))}
+    return Players(LLMAgent(agent_llm, "llm", executor, tool_calling=config.tool_calling),
+                   LLMUser(user_llm, domain_dir.name, "llm-user", executor), None, transcript, (agent_llm, user_llm),
+                   models)
 
 
 def load_done(path: Path) -> list[dict]:
@@ -134,10 +141,12 @@ def load_done(path: Path) -> list[dict]:
     return records
 
 
-def mcp_server(domain_dir: Path, workers: int | None):
-    """`python -m mcp_servers <domain> --transport http` on a free local port with a fresh control
-    token, until the block ends: a `Served` (url, token)."""
-    return http_server(domain_dir, "--max-calls", "0", *(["--workers", str(workers)] if workers else []))
+def mcp_server(domain_dir: Path, workers: int | None, *options: str):
+    """`python -m rollouts.serve <domain>` (the HTTP MCP server with the simulated user's route;
+    `options`: its --user-* options) on a free local port with a fresh control token, until the
+    block ends: a `Served` (url, token)."""
+    return http_server(domain_dir, "--max-calls", "0", *options, *(["--workers", str(workers)] if workers else []),
+                       module="rollouts.serve")
 
 
 class Progress:
@@ -226,6 +235,8 @@ def evaluate(config: EvalConfig) -> tuple[Path, dict]:
     play = players(config, domain_dir, run_dir, executor)
     run_dir.mkdir(parents=True, exist_ok=True)
     identity = config.identity(play.user.name, domain_dir.name)
+    if play.models:
+        identity["models"] = play.models
     saved = run_dir / "run.json"
     if saved.is_file() and json.loads(saved.read_text()) != json.loads(json.dumps(identity)):
         raise RunMismatch(f"{run_dir} holds a run with another configuration ({saved.read_text().strip()}); "
@@ -258,9 +269,22 @@ def evaluate(config: EvalConfig) -> tuple[Path, dict]:
         progress.close()
         executor.shutdown(wait=False, cancel_futures=True)
     records = [r for r in load_done(path) if r["task_id"] in set(tasks)]
-    summary = write_report(records, {**identity, "run_id": run_dir.name, "tasks_skipped": _skipped(play, domain_dir),
-                                     "changed_prompts": play.changed_prompts()}, run_dir)
+    config_seen = {**identity, "run_id": run_dir.name, "tasks_skipped": _skipped(play, domain_dir),
+                   "changed_prompts": play.changed_prompts()}
+    summary = write_report(records, config_seen, run_dir, task_groups(domain_dir, tasks))
     return run_dir, summary
+
+
+def task_groups(domain_dir: Path, tasks: list[str]) -> dict[str, dict[str, str]]:
+    """Each task's complexity level and kind (single_turn or conversational), where its file says."""
+    levels, kinds = {}, {}
+    for task_id in tasks:
+        task = Task.model_validate_json((domain_dir / "tasks" / f"{task_id}.json").read_text())
+        if task.metadata is not None:
+            levels[task_id] = str(task.metadata.complexity_level)
+        if task.mode:
+            kinds[task_id] = task.mode
+    return {"level": levels, "kind": kinds}
 
 
 def _skipped(play: Players, domain_dir: Path) -> list[str]:

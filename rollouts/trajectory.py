@@ -22,19 +22,25 @@ class Limits(BaseModel):
 
 
 class ToolCall(BaseModel):
-    """A call the agent asks for."""
+    """A call the agent asks for; `id` is the model's own (native tool calling), `error` says why
+    the call cannot run (arguments that are not a JSON object): the episode answers it with that."""
 
     name: str
     arguments: dict[str, Any] = {}
+    id: str | None = None
+    error: str | None = None
 
 
 class AgentAction(BaseModel):
     """One agent turn: tool calls to run, or a message to the user (a turn with both runs the calls
-    and shows the message after them). `stop` ends the episode (scripted agents use it)."""
+    and shows the message after them). `stop` ends the episode (scripted agents use it).
+    `message` is the assistant message exactly as the model answered it (native tool calling):
+    the episode records that one rather than rebuilding it."""
 
     content: str = ""
     tool_calls: list[ToolCall] = []
     stop: bool = False
+    message: dict | None = None
 
 
 class Usage(BaseModel):

@@ -26,6 +26,7 @@ from graph.sampler import sample_chain, validate_chain
 from mcp_servers.runtime import EpisodeError, Environment
 from tasks import expand
 from tasks.execute import ChainRun, run_chain
+from tasks.mode import argument_sources, task_mode
 from tasks.model import Expansion, Task, TaskMetadata
 from tasks.prompts import SYSTEM, ChainProgram, Gate, InitialState, Instruction, Policies
 from tasks.prompts import chain_prompt, gate_prompt, instruction_prompt, policies_prompt, state_prompt
@@ -208,8 +209,14 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
         p=p, expansions=rounds, auxiliary_chains=aux, probes=probes,
         distractor_rows=sum(len(rows) for grp in kept for rows in grp.values()), distractors_rejected=rejected,
         repairs=repairs, reward_before=round(before, 4), tokens=tokens)
+    choices = {t: {p.name for p in env.tools[t].parameters if p.enum or p.type == "boolean"} for t in env.tools}
+    sources = argument_sources(said.instruction, said.user_profile, initial, [c.model_dump() for c in run.calls],
+                               run.results, choices)
+    if sources["unfounded"]:
+        stage.log(f"{task_id}: arguments neither the request, the tools nor the user give: "
+                  f"{', '.join(sources['unfounded'])}")
     return Task(id=task_id, instruction=said.instruction, user_profile=said.user_profile, initial_state=initial,
-                reference_solution=run.calls, reward_spec=policies, metadata=metadata)
+                reference_solution=run.calls, reward_spec=policies, mode=task_mode(sources), metadata=metadata)
 
 
 def _execute(stage: Stage, state: State, code: str) -> tuple[str, ChainRun | None, State, State]:

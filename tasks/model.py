@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -77,6 +77,9 @@ class Task(BaseModel):
     reference_solution: list[ToolCall] = []
     reward_spec: dict[str, Any] | None = None
     now: str | None = None  # the episode clock; the DB layer's default when absent
+    mode: Literal["single_turn", "conversational"] | None = Field(
+        None, description="conversational: an argument of the reference solution is held only by the user profile, "
+                          "so the agent must ask the user (tasks/mode.py); absent: not checked")
     metadata: TaskMetadata | None = None
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from mcp_servers.runtime import Environment
 from tests.support.fixture_domain import build_fixture_domain
+from tests.support.rollouts_tasks import CONVERSATIONAL, TASKS, write_domain
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +24,11 @@ def fixture_domain(tmp_path_factory) -> Path:
         if not (shared / "ready").exists():
             build_fixture_domain(shared)
     return shared / "reading_list"
+
+
+@pytest.fixture(scope="module")
+def conversational_env(tmp_path_factory):
+    """The scripted rollouts domain with CONVERSATIONAL marked conversational, in process."""
+    tasks = {**TASKS, CONVERSATIONAL: {**TASKS[CONVERSATIONAL], "mode": "conversational"}}
+    with Environment(write_domain(tmp_path_factory.mktemp("user_api"), tasks), workers=1) as environment:
+        yield environment

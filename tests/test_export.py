@@ -447,3 +447,14 @@ def test_a_failing_writer_leaves_the_previous_export(tmp_path, monkeypatch):
         cli.run("job_seeking", ["hf"], tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hf"]  # no partial folder left behind
     assert (tmp_path / "hf" / "train.parquet").read_text() == "earlier export"
+
+
+def test_single_turn_exports_leave_out_the_tasks_that_need_the_user(tmp_path):
+    from export.__main__ import run
+
+    conversational = {t.id for t in read_domain("job_seeking").tasks if t.mode == "conversational"}
+    written = run("job_seeking", ["hf"], tmp_path, single_turn=True)
+    jsonl = next(p for p in written["hf"] if p.suffix == ".jsonl")
+    exported = {json.loads(line)["id"] for line in jsonl.read_text().splitlines()}
+    assert conversational and exported and not exported & conversational
+    assert len(exported) == len(read_domain("job_seeking").tasks) - len(conversational)

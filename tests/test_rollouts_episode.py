@@ -19,9 +19,9 @@ class Recording(ScriptedBackend):
         super().__init__(answers)
         self.prompts: dict[str, list[str]] = {"agent": [], "user": []}
 
-    def complete(self, key, turn, messages):
-        self.prompts[key.stage].append(json.dumps(messages))
-        return super().complete(key, turn, messages)
+    def complete(self, key, turn, messages, **kwargs):
+        self.prompts[key.stage].append(json.dumps([messages, kwargs]))
+        return super().complete(key, turn, messages, **kwargs)
 
 
 @pytest.fixture(scope="module")

@@ -101,6 +101,14 @@ def test_the_bundled_job_seeking_recordings_replay_to_their_rewards(tmp_path, ca
     rewards = {task: row["rewards"][0] for task, row in report["per_task"].items()}
     assert 1.0 in rewards.values() and 0.0 in rewards.values()
     assert any(0.0 < r < 1.0 for r in rewards.values()) and report["errors"] == []
+    # pass^k per complexity level and per task kind, and the per-level bars beside the report
+    levels = report["by_level"]
+    assert sum(row["tasks"] for row in levels.values()) == len(rewards) and set(levels) <= {"1", "2", "3"}
+    assert report["by_kind"]["conversational"]["pass^k"] == {"1": 0.0}  # task_002 is a new application without an email
+    assert sum(row["tasks"] for row in report["by_kind"].values()) == len(rewards)
+    run = tmp_path / "runs" / "job_seeking" / "replay-k1"
+    assert (run / "levels.svg").read_text().startswith("<?xml")
+    assert "### pass^k by complexity level" in (run / "report.md").read_text()
 
 
 class Capturing(ScriptedBackend):
@@ -110,9 +118,9 @@ class Capturing(ScriptedBackend):
         super().__init__(answers)
         self.by_prompt: dict[str, str] = {}
 
-    def complete(self, key, turn, messages):
-        text, usage = super().complete(key, turn, messages)
-        self.by_prompt[prompt_hash(messages)] = text
+    def complete(self, key, turn, messages, **kwargs):
+        text, usage = super().complete(key, turn, messages, **kwargs)
+        self.by_prompt[prompt_hash(messages, kwargs.get("tools"))] = text
         return text, usage
 
 

@@ -12,11 +12,10 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from agents.llm import LLM, LiteLLMBackend, Transcript, schema_text
+from agents.llm import LLM, LiteLLMBackend, Transcript, native_message, schema_text
 from domains.spec import DomainSpec
 from graph.model import from_json
 from mcp_servers.runtime import Environment
-from rollouts.agents import ModelTurn
 from tasks.build import Stage, build_task
 from tasks.oracle import LLMOracle, chain_in, oracle_for
 from tasks.prompts import ChainProgram, Gate, InitialState, Instruction, Policies
@@ -78,7 +77,7 @@ def asks_for(system: str, schema) -> bool:
 class ScriptedModel(ModelEndpoint):
     """Answers each request from what it asks (the answer schema named in the system prompt), as a
     model would: the task stage's steps from fixed answers, the gate with p = the g(D) it was
-    told, the oracle agent by `oracle_turn`."""
+    told, the oracle agent (its requests carry the tools) by `oracle_turn`."""
 
     def __init__(self, succeeding: set[int]):
         super().__init__([])
@@ -87,19 +86,18 @@ class ScriptedModel(ModelEndpoint):
     async def complete(self, request: Request) -> JSONResponse:
         body = await request.json()
         self.requests.append(body)
-        system, prompt = body["messages"][0]["content"], body["messages"][1]["content"]
-        answer = self.answer(system, prompt)
+        if "tools" in body:
+            attempt = int(re.search(r"Attempt (\d+) of", body["messages"][1]["content"]).group(1)) - 1
+            message = native_message(oracle_turn(attempt, body["messages"][1:], self.succeeding), len(self.requests))
+        else:
+            answer = self.answer(body["messages"][0]["content"], body["messages"][1]["content"])
+            message = {"role": "assistant", "content": json.dumps(answer)}
         return JSONResponse({
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": json.dumps(answer)}}],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 
     def answer(self, system: str, prompt: str) -> dict:
-        if asks_for(system, ModelTurn):
-            conversation = json.loads(prompt.split("\n", 1)[1].rsplit("\n\nYour next turn:", 1)[0])
-            attempt = int(re.search(r"Attempt (\d+) of", conversation[0]["content"]).group(1)) - 1
-            return oracle_turn(attempt, conversation, self.succeeding)
         if asks_for(system, Gate):
             g = float(re.search(r"Feasibility g\(D\) = ([0-9.]+)", prompt).group(1))
             return {"p": g, "reason": "as feasible as the oracle found it"}
@@ -115,7 +113,7 @@ class ScriptedModel(ModelEndpoint):
         raise AssertionError(f"unexpected request: {system[:200]}")
 
     def oracle_requests(self) -> list[dict]:
-        return [r for r in self.requests if asks_for(r["messages"][0]["content"], ModelTurn)]
+        return [r for r in self.requests if "tools" in r]
 
 
 @pytest.fixture(scope="module")
@@ -154,12 +152,9 @@ def test_g_is_the_share_of_the_k_oracle_attempts_that_ran_a_chain(env, tmp_path,
         assert isinstance(oracle, LLMOracle) and oracle.source == MODEL
         assert oracle(GRAPH, D, 7, STATE, "t.oracle0") == expected
     asked = endpoint.oracle_requests()
-    briefs = {json.loads(r["messages"][1]["content"].split("\n", 1)[1].rsplit("\n\n", 1)[0])[0]["content"]
-              for r in asked}
+    briefs = {r["messages"][1]["content"] for r in asked}
     assert len(briefs) == K  # k distinct searches, each pointed at its own sampled chain
-    seen = re.search(r"# Tools \(OpenAI function schemas\)\n(.*)\n\n# How to answer", asked[0]["messages"][0]["content"],
-                     re.S).group(1)
-    assert {t["function"]["name"] for t in json.loads(seen)} == D  # the oracle sees D's tools only
+    assert all({t["function"]["name"] for t in r["tools"]} == D for r in asked)  # the oracle sees D's tools only
     assert all(re.fullmatch(r"tasks/t\.oracle0@\d/\d", key) for key in llm.transcript.entries)
 
 

@@ -1,6 +1,8 @@
 """The live trainer adapters (trainers/), driven by the trainers' own client libraries from
-.venv-trainers against a served job_seeking: the reference solution earns 1.0 on every bundled
-task, doing nothing earns less, and no observation or state carries a reward before the end."""
+.venv-trainers against a served job_seeking with a scripted simulated user: the reference
+solution earns 1.0 on every bundled task, doing nothing earns less, an agent that asks the user
+for the email its request leaves out and uses the reply earns 1.0, and no observation or state
+carries a reward before the end."""
 
 from __future__ import annotations
 
@@ -26,10 +28,23 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(900
               pytest.mark.skipif(not TRAINERS.is_file(), reason="needs .venv-trainers (make trainers-env)")]
 
 
+# A new application whose request leaves the applicant's email out: only the user knows it.
+CONVERSATIONAL = "task_002"
+EMAIL = "jennifer.walker@example.com"
+
+
 @pytest.fixture(scope="module")
-def worldsmith_url():
+def worldsmith_url(tmp_path_factory):
+    # the scripted user is satisfied by the agent's first message, except in the conversational
+    # task, where it first answers the agent's question
+    answers = {f"user/{task}@0/1": {"message": "###STOP###"} for task in task_ids(resolve_domain("job_seeking"))}
+    answers[f"user/{CONVERSATIONAL}@0/1"] = {"message": f"Use {EMAIL}, please."}
+    answers[f"user/{CONVERSATIONAL}@0/2"] = {"message": "Thanks! ###STOP###"}
+    path = tmp_path_factory.mktemp("user") / "answers.json"
+    path.write_text(json.dumps(answers))
     # the adapters, their probes and the README's examples read the control token from the environment
-    with mcp_server(resolve_domain("job_seeking"), workers=2) as served, pytest.MonkeyPatch.context() as patch:
+    with mcp_server(resolve_domain("job_seeking"), 2, "--user-answers", str(path)) as served, \
+            pytest.MonkeyPatch.context() as patch:
         patch.setenv(TOKEN_ENV, served.token)
         yield served.url
 
@@ -43,28 +58,37 @@ def in_trainers(script: str, *args: str) -> dict:
 
 
 def test_openenv_client_plays_every_task_over_websocket_and_http(worldsmith_url):
-    out = in_trainers("trainers_openenv_probe.py", worldsmith_url, str(ROOT / "domains" / "job_seeking" / "tasks"))
+    out = in_trainers("trainers_openenv_probe.py", worldsmith_url, str(ROOT / "domains" / "job_seeking" / "tasks"),
+                      CONVERSATIONAL)
     tasks = task_ids(resolve_domain("job_seeking"))
     assert sorted(out["reference"]) == tasks
     assert all(out["reference"][t] == 1.0 for t in tasks), out["reference"]
     assert all(out["noop"][t] is not None and out["noop"][t] < 1.0 for t in tasks), out["noop"]
     assert out["http"] == {"task": tasks[0], "reward": 1.0, "done": True}
+    assert out["conversation"] == {"reply": f"Use {EMAIL}, please.", "done": True, "reward": 1.0,
+                                   "last": "Thanks! ###STOP###"}
     assert out["leaks"] == []
 
 
 def test_verifiers_own_openenv_loop_plays_every_task(worldsmith_url):
-    out = in_trainers("trainers_verifiers_probe.py", worldsmith_url, str(ROOT / "domains" / "job_seeking" / "tasks"))
+    out = in_trainers("trainers_verifiers_probe.py", worldsmith_url, str(ROOT / "domains" / "job_seeking" / "tasks"),
+                      CONVERSATIONAL)
     tasks = task_ids(resolve_domain("job_seeking"))
     assert out["tasks"] == len(tasks) and sorted(out["reference"]) == tasks
     assert all(out["reference"][t] == 1.0 for t in tasks), out["reference"]
     assert all(out["noop"][t] < 1.0 for t in tasks), out["noop"]
+    assert out["conversation"] == {"reply": f"Use {EMAIL}, please.", "reward": 1.0}
+    # single-turn leaves out the tasks only the user's answers make solvable
+    modes = {t: json.loads((ROOT / "domains" / "job_seeking" / "tasks" / f"{t}.json").read_text())["mode"] for t in tasks}
+    assert out["single_turn_tasks"] == [t for t in tasks if modes[t] == "single_turn"]
+    assert CONVERSATIONAL not in out["single_turn_tasks"] and len(out["single_turn_tasks"]) < len(tasks)
     assert out["leaks"] == []
     assert out["splits"]["train"] + out["splits"]["test"] == len(tasks) and out["splits"]["test"] > 0
 
 
 def test_verl_tool_and_interaction_configs_play_every_task(worldsmith_url, tmp_path):
     out = in_trainers("trainers_verl_probe.py", worldsmith_url, str(ROOT / "domains" / "job_seeking" / "tasks"),
-                      str(tmp_path))
+                      str(tmp_path), CONVERSATIONAL)
     tasks = task_ids(resolve_domain("job_seeking"))
     assert out["interaction_name"] == "worldsmith"  # the name the exported verl rows carry
     assert sorted(out["reference"]) == tasks
@@ -73,6 +97,11 @@ def test_verl_tool_and_interaction_configs_play_every_task(worldsmith_url, tmp_p
         assert played["episode"] and played["done"] and played["score"] == 1.0, (task, played)
         assert set(played["step_rewards"]) <= {0.0}  # no reward before the episode ends
         assert out["noop"][task]["score"] < 1.0
+    asked = out["conversation"]
+    assert asked["replies"] == [f"Use {EMAIL}, please.", "Thanks! ###STOP###"]
+    assert asked["done"] and asked["score"] == 1.0 and set(asked["step_rewards"]) <= {0.0}
+    # single-turn: the question ends the episode, unanswered and unsolved
+    assert out["single_turn"]["done"] and out["single_turn"]["replies"] == [""] and out["single_turn"]["score"] < 1.0
 
 
 def readme_blocks(heading: str, language: str) -> list[str]:

@@ -8,10 +8,18 @@ unchanged:
 
 - `reset(seed, episode_id, task_id)` opens a worldsmith episode of the task (no task_id: one
   picked by seed); the observation holds the user's request and the tools.
-- `step(ListToolsAction)` lists the domain's tools plus `end_episode`; `step(CallToolAction)`
-  calls one in the episode (a tool's own error is its result, the state unchanged).
-- Reward and done arrive only when the episode ends: on `end_episode` or when the step budget
-  is spent. Nothing earlier carries the reward, and `state` never does.
+- `step(ListToolsAction)` lists the domain's tools plus `message_user` and `end_episode`;
+  `step(CallToolAction)` calls one in the episode (a tool's own error is its result, the state
+  unchanged). `message_user` is the agent's message to the simulated user (served by the
+  worldsmith server, `python -m rollouts.serve`; trainers/conversation.py): the observation's
+  result is the user's reply.
+- Reward and done arrive only when the episode ends: when the user stops (or after
+  --max-user-turns messages to it), on `end_episode`, or when the step budget is spent.
+  Nothing earlier carries the reward, and `state` never does.
+
+Multi-turn is the default. With --single-turn there is no `message_user`: the agent ends the
+episode with `end_episode` (its request is all it gets), as trainers without a user expect, and a
+reset without a task_id picks among the tasks that need no answer from the user.
 
 Over WebSocket one connection is one episode. Over HTTP each request gets a fresh
 environment (OpenEnv's stateless HTTP mode), so the client names the episode: `episode_id`
@@ -33,6 +41,7 @@ from openenv.core.env_server.mcp_types import (CallToolAction, CallToolObservati
 from openenv.core.env_server.types import Action, Observation, State
 
 from trainers.control import END_TOOL, END_TOOL_SCHEMA, Control, ControlError
+from trainers.conversation import MAX_USER_TURNS, MESSAGE_TOOL, MESSAGE_TOOL_SCHEMA, playable, tell_user
 
 MAX_STEPS = 50
 
@@ -49,10 +58,11 @@ class EpisodeObservation(Observation):
 class WorldsmithEnvironment(Environment):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, worldsmith_url: str, max_steps: int = MAX_STEPS):
+    def __init__(self, worldsmith_url: str, max_steps: int = MAX_STEPS, single_turn: bool = False,
+                 max_user_turns: int = MAX_USER_TURNS):
         super().__init__()
         self.control = Control(worldsmith_url)
-        self.max_steps = max_steps
+        self.max_steps, self.single_turn, self.max_user_turns = max_steps, single_turn, max_user_turns
         self._state = State()
         self._tools: list[Tool] | None = None
 
@@ -60,7 +70,7 @@ class WorldsmithEnvironment(Environment):
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
               task_id: Optional[str] = None, **kwargs: Any) -> EpisodeObservation:
         if task_id is None:
-            tasks = self.control.tasks()
+            tasks = playable(self.control, self.single_turn)
             task_id = random.Random(seed).choice(tasks) if tasks else None
         if episode_id:  # a reset starts over, even under an id used before
             self.control.delete(episode_id)
@@ -83,6 +93,8 @@ class WorldsmithEnvironment(Environment):
             self._state = State(episode_id=episode_id, step_count=self._calls_used(episode_id))
         if action.tool_name == END_TOOL:
             return self._end(action.tool_name, episode)
+        if action.tool_name == MESSAGE_TOOL and not self.single_turn:
+            return self._tell_user(action, episode)
         try:
             text, is_error = self.control.call(episode, action.tool_name, action.arguments)
         except ControlError as error:
@@ -104,8 +116,20 @@ class WorldsmithEnvironment(Environment):
     # -- helpers ---------------------------------------------------------------------------
     def tools(self) -> list[Tool]:
         if self._tools is None:
-            self._tools = [Tool(**spec) for spec in [*self.control.tools(), END_TOOL_SCHEMA]]
+            ours = [END_TOOL_SCHEMA] if self.single_turn else [MESSAGE_TOOL_SCHEMA, END_TOOL_SCHEMA]
+            self._tools = [Tool(**spec) for spec in [*self.control.tools(), *ours]]
         return self._tools
+
+    def _tell_user(self, action: CallToolAction, episode: str) -> Observation:
+        message = str((action.arguments or {}).get("message", ""))
+        try:
+            turn = tell_user(self.control, episode, message, self.max_user_turns)
+        except ControlError as error:
+            return self._error(action, ToolErrorType.EXECUTION_ERROR, str(error))
+        if not turn.done:
+            return CallToolObservation(tool_name=action.tool_name, result=turn.message)
+        self.control.delete(episode)
+        return CallToolObservation(tool_name=action.tool_name, result=turn.message, done=True, reward=turn.reward)
 
     def _calls_used(self, episode_id: str) -> int:
         try:
@@ -127,9 +151,10 @@ class WorldsmithEnvironment(Environment):
         return CallToolObservation(tool_name=action.tool_name, error=ToolError(error_type=kind, message=message))
 
 
-def create_app(worldsmith_url: str, max_steps: int = MAX_STEPS, max_concurrent_envs: int = 256):
-    return create_fastapi_app(lambda: WorldsmithEnvironment(worldsmith_url, max_steps), CallToolAction,
-                              CallToolObservation, max_concurrent_envs=max_concurrent_envs)
+def create_app(worldsmith_url: str, max_steps: int = MAX_STEPS, max_concurrent_envs: int = 256,
+               single_turn: bool = False, max_user_turns: int = MAX_USER_TURNS):
+    return create_fastapi_app(lambda: WorldsmithEnvironment(worldsmith_url, max_steps, single_turn, max_user_turns),
+                              CallToolAction, CallToolObservation, max_concurrent_envs=max_concurrent_envs)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -139,10 +164,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
     parser.add_argument("--max-steps", type=int, default=MAX_STEPS, help="tool calls before the episode ends")
+    parser.add_argument("--single-turn", action="store_true", help="no simulated user: no message_user tool")
+    parser.add_argument("--max-user-turns", type=int, default=MAX_USER_TURNS,
+                        help="messages to the user before the episode ends")
     args = parser.parse_args(argv)
     import uvicorn
 
-    uvicorn.run(create_app(args.worldsmith_url, args.max_steps), host=args.host, port=args.port, log_level="warning")
+    app = create_app(args.worldsmith_url, args.max_steps, single_turn=args.single_turn,
+                     max_user_turns=args.max_user_turns)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@ connection is its episode, so the episode id lives in the rollout and never in t
 context; the model acts with `call_tool` actions, ends with `end_episode`, and the rollout's
 reward (`openenv_reward`) is the episode's state-diff reward, which arrives only then.
 
+The simulated user is reached the same way: the model's `message_user` calls go to it through
+the adapter, and its reply is the next observation (trainers/conversation.py). Multi-turn is the
+default; `single_turn=True` leaves out the tasks marked conversational (run the adapter with
+--single-turn as well, so that the model is offered no user to talk to).
+
 Splits: `all`, or `train` and `test`, a fixed 80/20 partition by a hash of the task id (the
 same on every machine, and a task keeps its split when others are added).
 """
@@ -26,7 +31,7 @@ import verifiers.v1 as vf
 from openenv import GenericEnvClient
 from verifiers.v1.tasksets.openenv import OpenEnvData, OpenEnvEnv, OpenEnvEnvConfig, OpenEnvTask
 
-from trainers.control import Control
+from trainers.conversation import connected, playable
 
 SPLITS = ("all", "train", "test")
 TASKSET_ID = "worldsmith"
@@ -43,6 +48,8 @@ class WorldsmithConfig(vf.TasksetConfig):
     """The OpenEnv adapter in front of the worldsmith server (python -m trainers.openenv_server)."""
     worldsmith_url: str = "http://127.0.0.1:8000"
     """The worldsmith server itself, asked for the task list."""
+    single_turn: bool = False
+    """Leave out the tasks that need the user's answers."""
 
 
 class WorldsmithTaskset(vf.Taskset[OpenEnvTask, WorldsmithConfig]):
@@ -50,11 +57,8 @@ class WorldsmithTaskset(vf.Taskset[OpenEnvTask, WorldsmithConfig]):
         config = self.config
         if config.split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {config.split!r}")
-        control = Control(config.worldsmith_url)
-        try:
-            task_ids = control.tasks()
-        finally:
-            control.close()
+        with connected(config.worldsmith_url) as control:
+            task_ids = playable(control, config.single_turn)
         for task_id in task_ids:
             if config.split in ("all", split_of(task_id)):
                 yield OpenEnvTask(OpenEnvData(id=task_id, name=f"{config.domain}/{task_id}", prompt=None, env=None,
@@ -73,9 +77,9 @@ class WorldsmithEnv(OpenEnvEnv):
 
 
 def load_environment(domain: str = "job_seeking", split: str = "all", openenv_url: str = "http://127.0.0.1:8001",
-                     worldsmith_url: str = "http://127.0.0.1:8000", **env_config) -> vf.Env:
+                     worldsmith_url: str = "http://127.0.0.1:8000", single_turn: bool = False, **env_config) -> vf.Env:
     taskset = WorldsmithConfig(id=TASKSET_ID, domain=domain, split=split, openenv_url=openenv_url,
-                               worldsmith_url=worldsmith_url)
+                               worldsmith_url=worldsmith_url, single_turn=single_turn)
     return WorldsmithEnv(OpenEnvEnvConfig(taskset=taskset, **env_config))
 
 

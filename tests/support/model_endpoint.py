@@ -1,7 +1,8 @@
 """A local OpenAI-compatible endpoint that answers the way real models and providers do.
 
 Each request takes the next scripted reply: an answer (as content, as a tool call's arguments,
-or cut off with finish_reason "length") or an HTTP error. A request that forces a tool call
+as calls of the request's own tools (`tool_calls`: [{"name", "arguments"}]), or cut off with
+finish_reason "length") or an HTTP error. A request that forces a tool call
 (`tool_choice` naming a function) gets the answer as that call's arguments, as providers do.
 A reply can refuse, with the 400 a provider gives, what some models do not take: `refuse` lists
 any of "json_schema", "json_object" (response formats) and "tools"; `unless_json_mode` refuses
@@ -96,7 +97,11 @@ class ModelEndpoint(LocalServer):
             return error
         message = {"role": "assistant", "content": reply.get("content", "")}
         tool = _forced_tool(body)
-        if "tool_args" in reply or tool:
+        if "tool_calls" in reply:  # the model's own calls of the request's tools
+            message["tool_calls"] = [{"id": f"call_{len(self.requests)}_{i}", "type": "function", "function": {
+                "name": call["name"], "arguments": call["arguments"] if isinstance(call["arguments"], str)
+                else json.dumps(call["arguments"])}} for i, call in enumerate(reply["tool_calls"])]
+        elif "tool_args" in reply or tool:
             message = {"role": "assistant", "content": None, "tool_calls": [{
                 "id": "call_1", "type": "function", "function": {
                     "name": tool or "answer", "arguments": reply.get("tool_args", reply.get("content", ""))}}]}

@@ -76,3 +76,9 @@ def write_domain(out: Path, tasks: dict = TASKS) -> Path:
         body = {"id": task_id, "initial_state": state, "reward_spec": None, **task}
         (domain / "tasks" / f"{task_id}.json").write_text(json.dumps(body, indent=1))
     return domain
+
+
+# A task marked conversational for the simulated user's tests, and the control token their
+# in-process apps are built with.
+CONVERSATIONAL = "withdraw_figma_infra"
+CONTROL_TOKEN = "test-control-token-0123456789"

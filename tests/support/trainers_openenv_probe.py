@@ -1,17 +1,19 @@
 """Run under .venv-trainers by tests/test_trainers.py: OpenEnv's own client against the adapter.
 
-    python tests/support/trainers_openenv_probe.py WORLDSMITH_URL TASKS_DIR
+    python tests/support/trainers_openenv_probe.py WORLDSMITH_URL TASKS_DIR CONVERSATIONAL_TASK
 
 Starts trainers.openenv_server on a free port, then plays every task with the reference
 solution and with nothing over WebSocket (one connection per episode), one task over plain
-HTTP, and prints one JSON object: rewards, and every observation or state that carried a
-reward or done before the episode ended.
+HTTP, and the conversational task as an agent that first asks the simulated user for the email
+its request leaves out, and prints one JSON object: rewards, and every observation or state
+that carried a reward or done before the episode ended.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import sys
 import threading
@@ -66,7 +68,32 @@ async def play(url: str, task: dict, calls: list[dict], leaks: list[str]) -> flo
         return result.reward if result.done else None
 
 
-async def main(worldsmith_url: str, tasks_dir: Path) -> None:
+QUESTION = "Which email address should the application use?"
+
+
+def with_email(calls: list[dict], reply: str) -> list[dict]:
+    """The reference calls with every `email` argument the one the user's reply gave."""
+    found = re.search(r"[\w.+-]+@[\w-]+\.[\w.]+", reply)
+    email = found.group(0).rstrip(".") if found else "unknown"
+    return [{"tool": c["tool"], "arguments": {k: (email if k == "email" else v) for k, v in c["arguments"].items()}}
+            for c in calls]
+
+
+async def converse(url: str, task: dict, leaks: list[str]) -> dict:
+    """Ask the user, act on the answer with the reference calls, tell the user it is done."""
+    async with GenericEnvClient(base_url=url) as env:
+        await env.reset(task_id=task["id"])
+        asked = await env.step(call("message_user", {"message": QUESTION}))
+        if asked.reward is not None or asked.done or "reward" in json.dumps(asked.observation):
+            leaks.append(f"{task['id']}: the user's reply")
+        reply = asked.observation["result"]
+        for step in with_email(task["reference_solution"], reply):
+            await env.step(call(step["tool"], step["arguments"]))
+        ended = await env.step(call("message_user", {"message": "Your application is submitted."}))
+        return {"reply": reply, "done": ended.done, "reward": ended.reward, "last": ended.observation["result"]}
+
+
+async def main(worldsmith_url: str, tasks_dir: Path, conversational: str) -> None:
     url = serve(worldsmith_url)
     tasks = [json.loads(p.read_text()) for p in sorted(tasks_dir.glob("*.json")) if p.name != "index.json"]
     leaks: list[str] = []
@@ -80,6 +107,7 @@ async def main(worldsmith_url: str, tasks_dir: Path) -> None:
     reference = await asyncio.gather(*(one(t, t["reference_solution"]) for t in tasks))
     seconds = time.perf_counter() - started
     noop = await asyncio.gather(*(one(t, []) for t in tasks))
+    conversation = await converse(url, next(t for t in tasks if t["id"] == conversational), leaks)
 
     # plain HTTP: a fresh environment per request, the episode named by its id
     task = tasks[0]
@@ -97,9 +125,9 @@ async def main(worldsmith_url: str, tasks_dir: Path) -> None:
     print(json.dumps({"reference": dict(zip((t["id"] for t in tasks), reference)),
                       "noop": dict(zip((t["id"] for t in tasks), noop)),
                       "http": {"task": task["id"], "reward": http_reward["reward"], "done": http_reward["done"]},
-                      "leaks": leaks, "reference_seconds": seconds,
+                      "conversation": conversation, "leaks": leaks, "reference_seconds": seconds,
                       "calls": sum(len(t["reference_solution"]) + 3 for t in tasks)}))
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3]))

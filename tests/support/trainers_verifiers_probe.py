@@ -1,12 +1,13 @@
 """Run under .venv-trainers by tests/test_trainers.py: verifiers' own OpenEnv loop over worldsmith.
 
-    python tests/support/trainers_verifiers_probe.py WORLDSMITH_URL TASKS_DIR
+    python tests/support/trainers_verifiers_probe.py WORLDSMITH_URL TASKS_DIR CONVERSATIONAL_TASK
 
 Loads the environment with `trainers.verifiers_env.load_environment`, then runs verifiers'
 `OpenEnvEnv.run` on every task with a scripted player in the model's seat: `reference` answers
 each turn with the next call of the task's reference solution, then `end_episode`; `noop`
-ends at once. Prints the rewards verifiers recorded and every model-visible text that named
-the episode or carried a reward.
+ends at once. The conversational task is played once more by a player that first asks the
+simulated user for the email its request leaves out and uses the reply. Prints the rewards
+verifiers recorded and every model-visible text that named the episode or carried a reward.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.support.trainers_openenv_probe import serve
+from tests.support.trainers_openenv_probe import QUESTION, serve, with_email
 from trainers.verifiers_env import load_environment
 
 
@@ -39,10 +40,11 @@ class Segment:
 
 
 class Player:
-    """The model's seat: what verifiers' loop sends it is kept, what it answers is scripted."""
+    """The model's seat: what verifiers' loop sends it is kept, what it answers is scripted (a
+    callable reply is given what it was sent and returns the replies that take its place)."""
 
-    def __init__(self, replies: list[dict]):
-        self.replies = [json.dumps(r) for r in replies]
+    def __init__(self, replies: list):
+        self.replies = list(replies)
         self.seen: list[str] = []
 
     @contextlib.asynccontextmanager
@@ -54,7 +56,11 @@ class Player:
 
             async def turn(self, text: str) -> Segment:
                 player.seen.append(text)
-                return Segment(player.replies.pop(0) if player.replies else "")
+                reply = player.replies.pop(0) if player.replies else ""
+                if callable(reply):
+                    player.replies[:0] = reply(text)
+                    reply = player.replies.pop(0)
+                return Segment(reply if isinstance(reply, str) else json.dumps(reply))
 
         self.current = Interaction()
         yield self.current
@@ -69,7 +75,7 @@ def call(tool: str, arguments: dict) -> dict:
     return {"type": "call_tool", "tool_name": tool, "arguments": arguments}
 
 
-async def main(worldsmith_url: str, tasks_dir: Path) -> None:
+async def main(worldsmith_url: str, tasks_dir: Path, conversational: str) -> None:
     openenv_url = serve(worldsmith_url)
     env = load_environment(domain="job_seeking", split="all", openenv_url=openenv_url, worldsmith_url=worldsmith_url)
     solutions = {p.stem: json.loads(p.read_text())["reference_solution"]
@@ -87,11 +93,25 @@ async def main(worldsmith_url: str, tasks_dir: Path) -> None:
             for text in player.seen:
                 if '"reward"' in text or "openenv-" in text:
                     out["leaks"].append(f"{agent} {task_id}: {text[:200]}")
+    def act_on_reply(text: str) -> list[dict]:
+        reply = json.loads(text)["observation"]["result"]
+        out["conversation"]["reply"] = reply
+        return [*(call(c["tool"], c["arguments"]) for c in with_email(solutions[conversational], reply)),
+                call("message_user", {"message": "Your application is submitted."})]
+
+    out["conversation"] = {}
+    task = next(t for t in env.taskset if t.data.reset["task_id"] == conversational)
+    player = Player([call("message_user", {"message": QUESTION}), act_on_reply])
+    await env.run(task, Agents(player))
+    out["conversation"]["reward"] = player.current.trace.rewards.get("openenv_reward")
+    out["leaks"] += [f"conversation: {text[:200]}" for text in player.seen if '"reward"' in text]
     splits = {s: sum(1 for _ in load_environment(split=s, openenv_url=openenv_url,
                                                  worldsmith_url=worldsmith_url).taskset) for s in ("train", "test")}
     out["splits"] = splits
+    out["single_turn_tasks"] = sorted(t.data.reset["task_id"] for t in load_environment(
+        openenv_url=openenv_url, worldsmith_url=worldsmith_url, single_turn=True).taskset)
     print(json.dumps(out))
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3]))

@@ -1,0 +1,55 @@
+"""Which tasks need the user's answers (tasks/mode.py), and the bundled tasks' marks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tasks.mode import argument_sources, task_mode
+from tasks.model import Task
+
+ROOT = Path(__file__).resolve().parent.parent
+PROFILE = {"name": "Jennifer Walker", "email": "jennifer.walker@example.com"}
+STATE = {"job_application": [{"application_id": "APP-0001", "company_name": "Allen Inc", "job_title": "Sales rep",
+                              "email": "jennifer.walker@example.com"}]}
+CHOICES = {"upload_resume": {"resume_format"}}
+CREATE = {"tool": "create_job_application", "arguments": {
+    "applicant_name": "Jennifer Walker", "company_name": "Lumen", "job_title": "Data Engineer",
+    "email": "jennifer.walker@example.com"}}
+UPLOAD = {"tool": "upload_resume", "arguments": {"application_id": "APP-0007", "resume_content": "Ten years of SQL.",
+                                                 "resume_format": "pdf"}}
+CREATED = [{"application_id": "APP-0007", "status": "draft"}, {"ok": True}]
+
+
+def sources(instruction: str, calls=(CREATE, UPLOAD), results=CREATED, profile=PROFILE):
+    return argument_sources(instruction, profile, STATE, list(calls), list(results), CHOICES)
+
+
+def test_an_email_only_the_profile_holds_makes_the_task_conversational():
+    found = sources("I am Jennifer Walker: apply to Lumen for Data Engineer with my resume 'Ten years of SQL.'")
+    assert found == {"user": ["create_job_application.email"], "unfounded": []}
+    assert task_mode(found) == "conversational"
+
+
+def test_a_request_that_names_everything_is_single_turn():
+    # the created id comes from the create call's output, the format is the schema's choice
+    found = sources("I am Jennifer Walker (jennifer.walker@example.com): apply to Lumen for Data Engineer with my "
+                    "resume 'Ten years of SQL.'")
+    assert found == {"user": [], "unfounded": []} and task_mode(found) == "single_turn"
+
+
+def test_a_record_the_request_identifies_is_found_with_the_tools_and_a_missing_value_is_unfounded():
+    withdraw = {"tool": "withdraw_application", "arguments": {"application_id": "APP-0001", "reason": "took another"}}
+    found = sources("Withdraw my Allen Inc application.", [withdraw], [{"ok": True}])
+    assert found == {"user": [], "unfounded": ["withdraw_application.reason"]} and task_mode(found) == "single_turn"
+
+
+def test_every_bundled_task_is_marked_and_new_applications_without_an_email_are_conversational():
+    tasks = [Task.model_validate_json(p.read_text()) for p in sorted((ROOT / "domains" / "job_seeking" / "tasks")
+                                                                      .glob("task_*.json"))]
+    assert tasks and all(t.mode in ("single_turn", "conversational") for t in tasks)
+    for task in tasks:
+        creates = [c for c in task.reference_solution if c.tool == "create_job_application"]
+        email_unsaid = any(c.arguments["email"] not in task.instruction for c in creates)
+        assert (task.mode == "conversational") == email_unsaid, task.id
+    assert json.loads((ROOT / "tasks" / "task.schema.json").read_text())["properties"]["mode"]
