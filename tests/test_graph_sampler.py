@@ -189,7 +189,7 @@ def test_a_chain_created_entity_still_owes_its_preconditions():
     vet = _vet_clinic()
     # The visit was created in the chain and never completed: no initial state can complete it.
     assert validate_chain(vet, ["list_pets", "create_visit", "record_vaccination"]) == [
-        "step 3: record_vaccination acts on an entity created in the chain, whose precondition "
-        "complete_visit never establishes"]
+        ("step 3: record_vaccination acts on an entity created in the chain, whose precondition "
+         "complete_visit never establishes")]
     chains = [sample_chain(vet, seed, max_len=5) for seed in range(200)]
     assert not any("create_visit" in c and "record_vaccination" in c and "complete_visit" not in c for c in chains)
