@@ -11,8 +11,10 @@ The rules, shared by both:
           outputs); optional parameters need nothing.
   order   a precondition producer that is in the chain comes before its consumer.
   prior   a step acting on an entity created earlier in the chain (its identifier comes from
-          a create tool) has every precondition producer of it before it: a fresh draft
-          is submitted before an interview is scheduled for it.
+          a create tool) has before it every precondition producer that concerns that entity
+          (`owed`): a fresh draft is submitted before an interview is scheduled for it. An
+          entity the step takes from the initial state (through a lister or a reader) meets
+          its preconditions there, whatever else the same call names.
   delete  after a delete tool, no step touches the tables it deletes from: no use after delete.
 The sampler starts at a random tool, resolves each unsatisfied internal input recursively
 along inverse flow edges (putting a producer, and its own prerequisites, before the tool),
@@ -76,14 +78,32 @@ def _crud(g: nx.DiGraph, tool: str) -> str:
     return g.nodes[tool].get("crud", "read")
 
 
-def _bound_steps(g: nx.DiGraph, chain: list[str], tool: str) -> list[int]:
-    """Indices of the earlier steps that feed the internal inputs of `tool` placed after `chain`."""
-    steps = []
+def _created(g: nx.DiGraph, chain: list[str], tool: str) -> list[tuple[int, str]]:
+    """(step, output node) for each internal input of `tool`, placed after `chain`, whose value
+    comes from a create step of the chain: the entities created in the chain that `tool` acts on.
+    An input fed by a lister or a reader acts on an entity of the initial state, which needs no step."""
+    created = []
     for param in needs(g, tool):
-        earlier = [j for out in model.sources(g, param) for j, t in enumerate(chain) if t == g.nodes[out]["tool"]]
+        earlier = [(j, out) for out in model.sources(g, param) for j, t in enumerate(chain) if t == g.nodes[out]["tool"]]
         if earlier:
-            steps.append(max(earlier))
-    return steps
+            last = max(j for j, _ in earlier)
+            if _crud(g, chain[last]) == "create":
+                created += [(j, out) for j, out in earlier if j == last]
+    return created
+
+
+def owed(g: nx.DiGraph, chain: list[str], tool: str) -> list[str]:
+    """The precondition producers of `tool`, placed after `chain`, that the chain must hold: those
+    that establish something of an entity the chain created and `tool` acts on. A producer concerns
+    that entity when it is the step that created it, or when the created identifier flows into one
+    of its inputs (`submit_application` takes the `application_id` a fresh draft got). A precondition
+    of another entity is met by the initial state: a pet that exists needs no `register_pet`, even
+    when the visit the same call names was created in the chain."""
+    concerned = set()
+    for j, out in _created(g, chain, tool):
+        concerned.add(chain[j])
+        concerned |= {g.nodes[inp]["tool"] for inp in g.successors(out) if g.edges[out, inp]["type"] == "flow"}
+    return [p for p in preconditions(g, tool) if p in concerned]
 
 
 def order_problems(g: nx.DiGraph, chain: list[str]) -> list[str]:
@@ -96,11 +116,10 @@ def order_problems(g: nx.DiGraph, chain: list[str]) -> list[str]:
         for p in preconditions(g, tool):
             if p in where and where[p] > i:
                 problems.append(f"step {i + 1}: {tool} comes before {p}, which establishes its precondition")
-        if any(_crud(g, chain[j]) == "create" for j in _bound_steps(g, chain[:i], tool)):
-            missing = [p for p in preconditions(g, tool) if p not in where]
-            if missing:
-                problems.append(f"step {i + 1}: {tool} acts on an entity created in the chain, whose precondition "
-                                f"{', '.join(missing)} never establishes")
+        missing = [p for p in owed(g, chain[:i], tool) if p not in where]
+        if missing:
+            problems.append(f"step {i + 1}: {tool} acts on an entity created in the chain, whose precondition "
+                            f"{', '.join(missing)} never establishes")
         if _crud(g, tool) == "delete":
             gone = set(g.nodes[tool]["tables"])
             for j in range(i + 1, len(chain)):
@@ -137,15 +156,14 @@ def _resolve(g: nx.DiGraph, tool: str, chain: list[str], ok: set[str], rng: rand
         else:
             if mandatory:
                 return None
-    if any(_crud(g, chain[j]) == "create" for j in _bound_steps(g, chain, tool)):
-        for producer in preconditions(g, tool):
-            if producer in chain:
-                continue
-            if producer not in ok or producer in visiting:
-                return None
-            chain = _resolve(g, producer, chain, ok, rng, max_len, detour, visiting)
-            if chain is None:
-                return None
+    for producer in owed(g, chain, tool):
+        if producer in chain:
+            continue
+        if producer not in ok or producer in visiting:
+            return None
+        chain = _resolve(g, producer, chain, ok, rng, max_len, detour, visiting)
+        if chain is None:
+            return None
     if len(chain) >= max_len:
         return None
     extended = chain + [tool]

@@ -14,7 +14,7 @@ import networkx as nx
 from domains.spec import State
 from graph import model
 from graph.execute import execute_chain
-from graph.sampler import needs, sample_chain
+from graph.sampler import needs, sample_chain, sampleable
 from mcp_servers.runtime import Environment
 
 LAMBDA, SATURATION, MIN_TOOLS = 0.5, 50, 20
@@ -58,6 +58,24 @@ def restricted(g: nx.DiGraph, tools: set[str]) -> nx.DiGraph:
     """The graph of `tools` and their parameters only."""
     keep = [n for n, d in g.nodes(data=True) if (n if d["type"] == "tool" else d["tool"]) in tools]
     return g.subgraph(keep).copy()
+
+
+def structural_link(g: nx.DiGraph, remaining: set[str]) -> tuple[str, str] | None:
+    """A link some chain over D could run, as (producer, consumer), or None when there is none.
+
+    Both are tools of D that get every internal input they need from D's own producers, down to
+    tools that need none (listers and readers over the state, creators from what the user says),
+    and an output of the producer flows into an input of the consumer: the two-tool chain the
+    oracle is asked to find. None decides g(D) = 0 by structure: when the identifiers D's tools
+    need come only from tools outside D, no search inside D can run a chain."""
+    sub = restricted(g, remaining)
+    runnable = sampleable(sub)
+    for out, inp, d in sorted(sub.edges(data=True), key=lambda e: (e[0], e[1])):
+        if d["type"] == "flow":
+            producer, consumer = sub.nodes[out]["tool"], sub.nodes[inp]["tool"]
+            if producer != consumer and producer in runnable and consumer in runnable:
+                return producer, consumer
+    return None
 
 
 def executed_feasibility(env: Environment, g: nx.DiGraph, remaining: set[str], seed: int, state: State,

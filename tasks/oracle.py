@@ -2,13 +2,22 @@
 
 ScaleEnv defines g(D) as the success rate of an oracle agent at identifying executable tool
 chains within the remaining tools D, with a best-of-k search (k = 16 rollouts). Here the oracle
-is rollouts' LLM agent, through the gateway, in k episodes of the rollouts loop on the task's
+is rollouts' LLM agent, through the gateway, in episodes of the rollouts loop on the task's
 initial state, each seeing only D's tools and told its goal by a scripted user. An attempt
 succeeds when what it ran holds a chain (`chain_in`): two or more calls of different tools of D
 that ran without error, each taking a value the chain's previous call returned (outputs feed
-inputs, as in a ScaleEnv tool chain); failed calls on the way are search, not the chain. g(D) is the share
-of the k attempts that succeed. Attempt t is pointed at a different chain sampled inside D, so
-that k attempts are k searches even when the model answers deterministically.
+inputs, as in a ScaleEnv tool chain); failed calls on the way are search, not the chain. Attempt
+t is pointed at a different chain sampled inside D, so that k attempts are k searches even when
+the model answers deterministically.
+
+The model is asked only where it can succeed. Structure decides first (`expand.structural_link`):
+when no two tools of D can pass a value with every identifier they need produced inside D, g(D)
+is 0 and no request is made. Otherwise the k attempts run in batches of 1, 2, 4, ... and stop
+after the first batch in which one succeeded. Batches rather than cancelling in-flight attempts:
+a batch always runs to its end, so which attempts ran, and so the transcript, does not depend
+on which reply came first, and a recorded run replays step for step. g(D) is the share of the
+attempts that ran which succeeded (the success rate's maximum-likelihood estimate, whatever the
+stopping rule); 0 when none of the k did.
 
 Step keys: tasks/<task>.oracle<round>@<attempt>/<turn>, beside the task's other steps, so the
 task's token count includes its oracle and a recorded run replays its oracle too.
@@ -30,7 +39,7 @@ from rollouts.agents import LLMAgent
 from rollouts.episode import run_episode
 from rollouts.sessions import Scenario, StateSession
 from rollouts.trajectory import STOP, Limits
-from tasks.expand import restricted
+from tasks.expand import restricted, structural_link
 
 K = 16  # ScaleEnv's best-of-k
 LIMITS = Limits(max_turns=8, max_tool_calls=12)
@@ -105,9 +114,20 @@ def briefs(g: nx.DiGraph, remaining: set[str], seed: int, k: int) -> list[str]:
     return [BRIEF.format(n=t + 1, k=k, hint=hint) for t, hint in enumerate(hints)]
 
 
+def batches(k: int) -> list[range]:
+    """Attempt indices 0..k-1 in batches of 1, 2, 4, ...: one request's worth of search when the
+    first attempt succeeds, few rounds of waiting when success is rare."""
+    out, start, size = [], 0, 1
+    while start < k:
+        out.append(range(start, min(start + size, k)))
+        start, size = start + size, size * 2
+    return out
+
+
 async def aattempts(env: Environment, llm: LLM, g: nx.DiGraph, remaining: set[str], seed: int, state: State,
                     item: str, k: int = K, limits: Limits = LIMITS) -> list[list[str]]:
-    """The chain each of the k attempts found ([] for none); they run concurrently."""
+    """The chain each attempt that ran found ([] for none); a batch's attempts run concurrently,
+    and no batch starts after one in which an attempt found a chain."""
     tools = sorted(set(remaining) & set(env.tools))
     fixed = {str(v) for t in tools for p in env.tools[t].parameters for v in (p.enum or [])}
     agent = _Watched(LLMAgent(llm, "oracle", stage="tasks"))
@@ -121,20 +141,25 @@ async def aattempts(env: Environment, llm: LLM, g: nx.DiGraph, remaining: set[st
         finally:
             await session.close()
 
-    found = await asyncio.gather(*(attempt(t) for t in range(k)))
-    if agent.failures:  # as a failed stage.ask does, the model's failure stops the task stage
-        raise agent.failures[0]
-    return [c if len(c) >= 2 else [] for c in found]
+    found: list[list[str]] = []
+    for batch in batches(k):
+        found += [c if len(c) >= 2 else [] for c in await asyncio.gather(*(attempt(t) for t in batch))]
+        if agent.failures:  # as a failed stage.ask does, the model's failure stops the task stage
+            raise agent.failures[0]
+        if any(found):
+            break
+    return found
 
 
 def share(found: list[list[str]]) -> float:
-    """g(D): the share of attempts that found a chain."""
+    """g(D): the share of the attempts that ran which found a chain."""
     return round(sum(bool(c) for c in found) / len(found), 4) if found else 0.0
 
 
 @dataclass
 class LLMOracle:
-    """A `Stage.feasibility`: g(D) from k attempts of an LLM agent; `source` names the model."""
+    """A `Stage.feasibility`: g(D) from up to k attempts of an LLM agent where structure allows a
+    chain, 0 without a request where it does not; `source` names the model."""
 
     env: Environment
     llm: LLM
@@ -143,8 +168,8 @@ class LLMOracle:
     limits: Limits = field(default_factory=lambda: LIMITS)
 
     def __call__(self, g: nx.DiGraph, remaining: set[str], seed: int, state: State, item: str) -> float:
-        if not remaining:
-            return 0.0
+        if not remaining or structural_link(g, set(remaining) & set(self.env.tools)) is None:
+            return 0.0  # decided by structure: no attempt could run a chain, so no model is asked
         return share(asyncio.run(aattempts(self.env, self.llm, g, remaining, seed, state, item, self.k, self.limits)))
 
 

@@ -100,3 +100,50 @@ def test_bindings_explain_each_parameter():
 def test_survives_a_json_round_trip():
     again = model.from_json(model.to_json(JOBS))
     assert [sample_chain(again, s) for s in range(20)] == [sample_chain(JOBS, s) for s in range(20)]
+
+
+def _vet_clinic():
+    """A pet exists or is registered; a visit is opened for it and completed; a vaccination is
+    recorded for a pet at a completed visit (two preconditions, of two different entities)."""
+    g = make_graph(
+        {
+            "list_pets": ([], ["pet_id"]),
+            "register_pet": ([("name", True, "external")], ["pet_id"]),
+            "create_visit": ([("pet_id", True, "internal"), ("reason", True, "external")], ["visit_id"]),
+            "complete_visit": ([("visit_id", True, "internal")], ["visit_id"]),
+            "record_vaccination": ([("pet_id", True, "internal"), ("visit_id", True, "internal"),
+                                    ("vaccine", True, "external")], ["vaccination_id"]),
+        },
+        [("list_pets", "pet_id", "create_visit", "pet_id"), ("register_pet", "pet_id", "create_visit", "pet_id"),
+         ("list_pets", "pet_id", "record_vaccination", "pet_id"),
+         ("register_pet", "pet_id", "record_vaccination", "pet_id"),
+         ("create_visit", "visit_id", "complete_visit", "visit_id"),
+         ("create_visit", "visit_id", "record_vaccination", "visit_id")],
+        [("register_pet", "record_vaccination"), ("complete_visit", "record_vaccination")],
+    )
+    for tool, crud in {"register_pet": "create", "create_visit": "create", "complete_visit": "update",
+                       "record_vaccination": "create"}.items():
+        g.nodes[tool]["crud"] = crud
+    return g
+
+
+def test_an_entity_of_the_initial_state_needs_no_step_to_establish_its_precondition():
+    vet = _vet_clinic()
+    # The pet exists (listed); the visit is created in the chain and completed: sound, although
+    # register_pet, a precondition of record_vaccination, is not in the chain.
+    assert validate_chain(vet, ["list_pets", "create_visit", "complete_visit", "record_vaccination"]) == []
+    assert validate_chain(vet, ["register_pet", "create_visit", "complete_visit", "record_vaccination"]) == []
+    # The sampler reaches that chain too, and every chain it draws still validates.
+    chains = [sample_chain(vet, seed, max_len=5) for seed in range(200)]
+    assert all(validate_chain(vet, c) == [] for c in chains)
+    assert any("record_vaccination" in c and "register_pet" not in c for c in chains)
+
+
+def test_a_chain_created_entity_still_owes_its_preconditions():
+    vet = _vet_clinic()
+    # The visit was created in the chain and never completed: no initial state can complete it.
+    assert validate_chain(vet, ["list_pets", "create_visit", "record_vaccination"]) == [
+        ("step 3: record_vaccination acts on an entity created in the chain, whose precondition "
+         "complete_visit never establishes")]
+    chains = [sample_chain(vet, seed, max_len=5) for seed in range(200)]
+    assert not any("create_visit" in c and "record_vaccination" in c and "complete_visit" not in c for c in chains)

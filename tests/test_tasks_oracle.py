@@ -17,6 +17,7 @@ from domains.spec import DomainSpec
 from graph.model import from_json
 from mcp_servers.runtime import Environment
 from tasks.build import Stage, build_task
+from tasks.expand import restricted, structural_link
 from tasks.oracle import LLMOracle, chain_in, oracle_for
 from tasks.prompts import ChainProgram, Gate, InitialState, Instruction, Policies
 from tests.support.model_endpoint import ModelEndpoint
@@ -144,31 +145,73 @@ def test_a_chain_is_two_different_tools_of_d_that_ran_with_an_output_feeding_an_
                         fixed={"scheduled"})) == 1  # an enum choice is no evidence of data flow
 
 
-@pytest.mark.parametrize("succeeding, expected", [(set(), 0.0), ({2}, 0.25), ({0, 1, 2, 3}, 1.0)])
-def test_g_is_the_share_of_the_k_oracle_attempts_that_ran_a_chain(env, tmp_path, succeeding, expected):
+def attempts_asked(llm: LLM, item: str) -> set[int]:
+    """The oracle attempts that reached the model, from the recorded step keys."""
+    return {int(m.group(1)) for key in llm.transcript.entries if (m := re.fullmatch(rf"tasks/{item}@(\d+)/\d+", key))}
+
+
+# With k = 4 the attempts run in batches [0], [1, 2], [3], and no batch starts after a success.
+@pytest.mark.parametrize("succeeding, expected, asked", [
+    (set(), 0.0, {0, 1, 2, 3}),  # no success: all k searched
+    ({2}, 0.3333, {0, 1, 2}),  # 1 of the 3 attempts that ran; attempt 3 never asked
+    ({0, 1, 2, 3}, 1.0, {0}),  # the first attempt found a chain: nothing more is asked
+])
+def test_g_is_the_share_of_the_oracle_attempts_that_ran_which_stop_after_a_success(env, tmp_path, succeeding,
+                                                                                  expected, asked):
     with ScriptedModel(succeeding) as endpoint:
         llm = live(endpoint, tmp_path / "transcript.jsonl")
         oracle = oracle_for(llm, env, k=K)
         assert isinstance(oracle, LLMOracle) and oracle.source == MODEL
         assert oracle(GRAPH, D, 7, STATE, "t.oracle0") == expected
-    asked = endpoint.oracle_requests()
-    briefs = {r["messages"][1]["content"] for r in asked}
-    assert len(briefs) == K  # k distinct searches, each pointed at its own sampled chain
-    assert all({t["function"]["name"] for t in r["tools"]} == D for r in asked)  # the oracle sees D's tools only
-    assert all(re.fullmatch(r"tasks/t\.oracle0@\d/\d", key) for key in llm.transcript.entries)
+    assert attempts_asked(llm, "t.oracle0") == asked
+    requested = endpoint.oracle_requests()
+    assert len(requested) == len(llm.transcript.entries)  # every request is a recorded step
+    briefs = {r["messages"][1]["content"] for r in requested}
+    assert len(briefs) == len(asked)  # distinct searches, each pointed at its own sampled chain
+    assert all({t["function"]["name"] for t in r["tools"]} == D for r in requested)  # the oracle sees D's tools only
+    assert all(re.fullmatch(r"tasks/t\.oracle0@\d+/\d+", key) for key in llm.transcript.entries)
+
+
+# Every tool here needs an interview id, and the tools that list or create interviews are outside.
+NO_CHAIN = {"get_interview_details", "complete_interview", "cancel_interview", "add_interview_feedback"}
+
+
+def test_where_no_chain_over_d_can_run_g_is_zero_without_a_model_request(env, tmp_path):
+    assert structural_link(GRAPH, NO_CHAIN) is None
+    assert structural_link(GRAPH, NO_CHAIN | {"list_upcoming_interviews"}) is not None
+    with ScriptedModel({0, 1, 2, 3}) as endpoint:  # a model that would find a chain, were one there
+        llm = live(endpoint, tmp_path / "transcript.jsonl")
+        assert oracle_for(llm, env, k=K)(GRAPH, NO_CHAIN, 7, STATE, "t.oracle0") == 0.0
+    assert endpoint.requests == [] and llm.transcript.entries == {}
+
+
+def test_a_task_whose_remaining_tools_hold_no_chain_spends_no_oracle_request(env, tmp_path):
+    # The domain as far as this graph knows it: the seed chain's two tools and NO_CHAIN.
+    graph = restricted(GRAPH, NO_CHAIN | {"list_job_offers", "respond_to_offer"})
+    with ScriptedModel({0, 1, 2, 3}) as endpoint:
+        llm = live(endpoint, tmp_path / "transcript.jsonl")
+        stage = Stage(SPEC, graph, llm, env, feasibility=oracle_for(llm, env, k=K), log=lambda _m: None)
+        task = build_task(stage, "t", 0, 1)
+    assert task.metadata.chain == ["list_job_offers", "respond_to_offer"]
+    first = task.metadata.expansions[0]
+    assert first.remaining_tools == len(NO_CHAIN) and first.feasibility == 0.0 and not first.joined
+    assert endpoint.oracle_requests() == []
+    assert not any(".oracle" in key for key in llm.transcript.entries)
+    assert any("g(D) = 0.000" in r["messages"][1]["content"] for r in endpoint.requests)  # the gate was told
 
 
 def test_the_gate_answers_from_the_oracles_g_and_a_recorded_run_replays_it(env, tmp_path):
     path = tmp_path / "transcript.jsonl"
-    with ScriptedModel({0, 3}) as endpoint:
+    with ScriptedModel({1, 3}) as endpoint:
         llm = live(endpoint, path)
         stage = Stage(SPEC, GRAPH, llm, env, feasibility=oracle_for(llm, env, k=K), log=lambda _m: None)
         task = build_task(stage, "t", 0, 1)
     first = task.metadata.expansions[0]
     assert task.metadata.chain == ["list_job_offers", "respond_to_offer"]
-    assert first.remaining_tools == len(D) and first.feasibility == 0.5  # 2 of the 4 attempts ran a chain
-    assert first.p == 0.5 and first.joined  # the gate was told g(D) = 0.500 and answered from it
-    assert any("g(D) = 0.500" in r["messages"][1]["content"] for r in endpoint.requests)
+    assert first.remaining_tools == len(D) and first.feasibility == 0.3333  # 1 of the 3 attempts that ran
+    assert attempts_asked(llm, "t.oracle0") == {0, 1, 2}
+    assert first.p == 0.333 and not first.joined  # the gate was told g(D) = 0.333 and answered from it
+    assert any("g(D) = 0.333" in r["messages"][1]["content"] for r in endpoint.requests)
     assert task.metadata.feasibility_source == MODEL
     assert any(k.startswith("tasks/t.oracle0@") for k in llm.transcript.entries)
     llm.transcript.save()
