@@ -8,9 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from agents.llm import IDENT_HELP, LLM, LLMError, MissingStep, Transcript, backend_for, valid_name
 from agents.pipeline import Run, run_pipeline
 from domains.report_page import write_report_page
+from domains.spec import IDENT_HELP, valid_name
+from llm import LLM, LLMError, MissingStep, Transcript, backend_for
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 

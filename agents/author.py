@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 from agents.__main__ import DOMAINS, execute
-from agents.llm import LLM, ScriptedBackend, Transcript, valid_name
 from agents.pipeline import Run
+from domains.spec import valid_name
+from llm import LLM, ScriptedBackend, Transcript
 
 
 def main(argv: list[str]) -> int:

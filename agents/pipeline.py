@@ -28,7 +28,6 @@ from langgraph.types import Send
 from agents.code_agent import code_groups, write_tools
 from agents.database_agent import design_database
 from agents.debug_agent import apply_fix, propose_fix
-from agents.llm import LLM, LLMError, MissingStep
 from agents.mutation_agent import harden
 from agents.mutation_agent import summarise as summarise_mutation
 from agents.policy_agent import policy_report, state_policy
@@ -38,6 +37,7 @@ from agents.test_format import expand, resolve_fixture
 from domains.db_layer import compile_db, integrity_cases, integrity_json
 from domains.policy import render as render_policy
 from domains.spec import DomainSpec, ToolSchema, ToolTest
+from llm import LLM, LLMError, MissingStep
 from mcp_servers.sample_state import build_sample_state, merged_sample_state
 from verification.blind_spots import blind_spots
 from verification.guard import parse

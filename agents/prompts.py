@@ -156,14 +156,3 @@ one case per allowed value), or, only when no input can tell them apart, say it 
 Cases are written against the fixture, with new unique names.
 """ + TESTS_FORMAT + """
 Answer: {"cases": [...], "equivalent": [{"mutant": 3, "reason": "..."}]}"""
-
-GRAPH_SYSTEM = """You refine a tool dependency graph. An edge producer -> consumer means the consumer
-can or must run after the producer, along three dimensions: data flow (an output field of the
-producer is passed as an input parameter of the consumer, e.g. an identifier returned by a search),
-pre/post-conditions (the producer establishes what the consumer requires, e.g. a resume must be
-uploaded before an application is submitted) and state dependencies (the producer writes a table
-that the consumer reads or changes). Candidate data-flow edges come from embedding similarity of
-parameter names and descriptions: prune the ones whose output is not the value the parameter
-expects (a look-alike name of another entity), add the dependencies the similarity missed
-(role-named identifiers, conditions, shared state) and connect every tool, parameter-less ones
-included. Give a short, specific reason for each decision; a person audits them."""

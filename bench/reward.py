@@ -14,7 +14,7 @@ import statistics
 import time
 
 from domains.spec import Column, DBSchema, Table
-from graph import embeddings
+from llm import embeddings
 from verification.reward import compute_reward
 
 SCHEMA = DBSchema(tables=[

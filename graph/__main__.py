@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from agents.llm import IDENT_HELP, LLM, Transcript, backend_for, valid_name
-from domains.spec import DomainSpec
+from domains.spec import IDENT_HELP, DomainSpec, valid_name
 from graph.build import build_graph, write_graph
+from llm import LLM, Transcript, backend_for
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 

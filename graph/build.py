@@ -8,16 +8,16 @@ from pathlib import Path
 
 import networkx as nx
 
-from agents.llm import LLM
 from domains.spec import DomainSpec
 from graph import model
 from graph.classify import classify
-from graph.embeddings import embed, model_name
 from graph.match import inputs, match, outputs, texts, threshold_for
 from graph.prune import prune_uninformative
 from graph.refine import refine
 from graph.render import report_page, svg
 from graph.sampler import sampleable
+from llm import LLM
+from llm.embeddings import embed, model_name
 
 
 def build_graph(spec: DomainSpec, tools: list[str], llm: LLM, cache_dir: Path | None = None) -> nx.DiGraph:

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from agents.llm import LLM, StepKey
+from llm import LLM, StepKey
 from rollouts.trajectory import AgentAction, ToolCall
 
 

@@ -18,12 +18,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from agents.llm import LLM, Transcript, backend_for
+from llm import LLM, Transcript, backend_for
 from mcp_servers.runtime import Environment, resolve_domain
 from rollouts.agents import Agent, LLMAgent, NoopAgent, ReferenceAgent
 from rollouts.episode import run_episode

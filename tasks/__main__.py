@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from agents.llm import LLM, MissingStep, Transcript, backend_for, valid_name
-from domains.spec import DomainSpec
+from domains.spec import DomainSpec, valid_name
 from graph.model import from_json
+from llm import LLM, MissingStep, Transcript, backend_for
 from mcp_servers.runtime import Environment
 from tasks import execute
 from tasks.build import Dropped, Stage, build_task

@@ -19,7 +19,7 @@ import sys
 
 from faker import Faker
 
-from agents.llm import LLM, StepKey, Transcript, count_tokens
+from llm import LLM, StepKey, Transcript, count_tokens
 from tasks.__main__ import DEFAULT_N, DEFAULT_SEED, DOMAINS, run_stage
 
 STAMP = "2025-02-10T10:00:00"

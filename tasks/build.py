@@ -20,15 +20,26 @@ from datetime import datetime
 
 import networkx as nx
 
-from agents.llm import LLM, LLMError, StepKey
 from domains.spec import DomainSpec, State
 from graph.sampler import sample_chain, validate_chain
-from mcp_servers.runtime import EpisodeError, Environment
+from llm import LLM, LLMError, StepKey
+from mcp_servers.runtime import Environment, EpisodeError
 from tasks import expand
 from tasks.execute import ChainRun, run_chain
 from tasks.model import Expansion, Task, TaskMetadata
-from tasks.prompts import SYSTEM, ChainProgram, Gate, InitialState, Instruction, Policies
-from tasks.prompts import chain_prompt, gate_prompt, instruction_prompt, policies_prompt, state_prompt
+from tasks.prompts import (
+    SYSTEM,
+    ChainProgram,
+    Gate,
+    InitialState,
+    Instruction,
+    Policies,
+    chain_prompt,
+    gate_prompt,
+    instruction_prompt,
+    policies_prompt,
+    state_prompt,
+)
 from tasks.state import check_state, distractors, merge
 from tasks.verify import ReplayFailed, effect, replay, reward
 from verification.reward import default_reward_spec

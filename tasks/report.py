@@ -6,9 +6,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from agents.llm import LLM
 from domains.report_page import write_report_page
 from domains.spec import DomainSpec
+from llm import LLM
 from tasks.model import Task
 
 

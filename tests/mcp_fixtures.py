@@ -21,8 +21,8 @@ import httpx
 import pytest
 from filelock import FileLock
 
-from agents.llm import LLM, ScriptedBackend, Transcript
 from agents.pipeline import Run, run_pipeline
+from llm import LLM, ScriptedBackend, Transcript
 from tests.scripted_domain import answers
 
 ROOT = Path(__file__).resolve().parent.parent

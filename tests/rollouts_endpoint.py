@@ -1,6 +1,6 @@
 """A local OpenAI-compatible endpoint answering from recorded answers, keyed by the prompt.
 
-POST /v1/chat/completions looks the request's messages up (agents.llm.prompt_hash) and answers
+POST /v1/chat/completions looks the request's messages up (llm.prompt_hash) and answers
 with the recorded text, as a real model would have; an unknown prompt gets a 404, which litellm
 raises as an error.
 """
@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from agents.llm import count_tokens, prompt_hash
+from llm import count_tokens, prompt_hash
 from tests.model_endpoint import LocalServer
 
 

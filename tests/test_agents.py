@@ -12,8 +12,8 @@ import pytest
 
 from agents.answers import ToolCode
 from agents.code_agent import code_groups
-from agents.llm import LLM, LLMError, MissingStep, ScriptedBackend, StepKey, Transcript
 from agents.pipeline import Run, run_pipeline
+from llm import LLM, LLMError, MissingStep, ScriptedBackend, StepKey, Transcript
 from tests.scripted_domain import answers, reading_list
 from verification.procedural import check_integrity, check_tool, open_domain, tool_names
 
@@ -168,7 +168,7 @@ def test_cli_unknown_domain_without_model_exits_2_and_says_how_to_configure():
 def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_path, monkeypatch):
     import litellm
 
-    from agents import llm as gateway
+    from llm import backends
 
     calls = []
 
@@ -180,8 +180,8 @@ def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_pa
                                      usage={"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14})
 
     monkeypatch.setattr(litellm, "completion", completion)
-    monkeypatch.setattr(gateway.time, "sleep", lambda _s: None)
-    llm = LLM(gateway.backend_for("openai/gpt-4.1"), Transcript(tmp_path / "t.jsonl"))
+    monkeypatch.setattr(backends.time, "sleep", lambda _s: None)
+    llm = LLM(backends.backend_for("openai/gpt-4.1"), Transcript(tmp_path / "t.jsonl"))
     assert llm.structured(StepKey("code", "x"), "sys", "prompt", ToolCode).code == "pass"
     assert len(calls) == 2 and calls[1]["model"] == "openai/gpt-4.1"
     entry = llm.transcript.get("code/x/0")

@@ -10,11 +10,11 @@ import pytest
 
 from agents.answers import DebugFix
 from agents.debug_agent import apply_fix
-from agents.llm import LLM, AnswerTruncated, LLMError, ScriptedBackend, Transcript
 from agents.schema_agent import propose_tools
 from agents.test_agent import PER_REQUEST, write_tests
 from agents.test_format import TestCase, encode, expand
 from domains.spec import DBSchema, DomainSpec, ToolTest
+from llm import LLM, AnswerTruncated, LLMError, ScriptedBackend, Transcript
 from tests.scripted_domain import DATABASE, TOOLS, _page, _tests
 
 ROOT = Path(__file__).resolve().parent.parent

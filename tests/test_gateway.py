@@ -10,12 +10,11 @@ import json
 import litellm
 import pytest
 from pydantic import BaseModel, Field
-
-from agents.database_agent import design_database
-from agents.llm import LLM, LiteLLMBackend, LLMError, ScriptedBackend, StepKey, Transcript, strict_schema
-from domains.spec import ToolSchema
 from starlette.responses import JSONResponse
 
+from agents.database_agent import design_database
+from domains.spec import ToolSchema
+from llm import LLM, LiteLLMBackend, LLMError, ScriptedBackend, StepKey, Transcript, strict_schema
 from tests.model_endpoint import ModelEndpoint, asked
 
 

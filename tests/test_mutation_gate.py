@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agents.llm import LLM, ScriptedBackend, Transcript
 from agents.pipeline import Run, run_pipeline
+from llm import LLM, ScriptedBackend, Transcript
 from tests.scripted_domain import answers
 
 ONE_PAGE = {"name": "one_page_is_enough", "kind": "success", "arguments": {"title": "Leaflet", "author": "Anon", "pages": 1},

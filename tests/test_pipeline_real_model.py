@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from agents.code_agent import code_groups
-from agents.llm import LLM, LiteLLMBackend, StepKey
 from domains.spec import DomainSpec
+from llm import LLM, LiteLLMBackend, StepKey
 from tests.transcript_endpoint import JOB_SEEKING, Behaviour, Steps, TranscriptEndpoint
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,23 +13,29 @@ import httpx
 import pytest
 from fastmcp import Client as FastMCPClient
 
-from agents.llm import LLM, STAGE_ORDER, ScriptedBackend, Transcript
 from agents.pipeline import Run, run_pipeline
 from agents.policy_agent import policy_report, state_policy
 from domains.db_layer import RUNTIME
-from domains.policy import DEFAULT_NOW, Check, Policy, cross_references, described, episode_instructions
+from domains.policy import (
+    DEFAULT_NOW,
+    Check,
+    Policy,
+    cross_references,
+    described,
+    episode_instructions,
+    prompt_section,
+    render,
+)
 from domains.policy import ErrorName as policy_errors
-from domains.policy import prompt_section, render
 from domains.spec import DBSchema, DomainSpec, ErrorName, ToolSchema, ToolTest
+from llm import LLM, STAGE_ORDER, ScriptedBackend, Transcript
 from mcp_servers.runtime import Environment
-from verification.invariants import keep_invariants
 from mcp_servers.server import build_server
 from rollouts.sessions import InProcessSession, episode_policy
 from tests.mcp_fixtures import http_server as start_http_server
 from tests.scripted_domain import DATABASE, POLICY, TOOLS, answers
-from verification.invariants import check_invariants, status_moves
+from verification.invariants import check_invariants, keep_invariants, status_moves
 from verification.procedural import check_policy
-
 
 # -- a small schema for the checker: applications with a status, their offers ------------------
 

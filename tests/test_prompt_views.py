@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agents.answer_types import schema_text
 from agents.answers import DatabaseDesign, TestPage, ToolSchemas
-from agents.llm import count_tokens
 from agents.views import describe_tool
 from domains.policy import Policy
 from domains.spec import DomainSpec
+from llm import count_tokens, schema_text
 
 JOB_SEEKING = Path(__file__).resolve().parent.parent / "domains" / "job_seeking"
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domains.spec import Column, DBSchema, Table
-from graph import embeddings
+from llm import embeddings
 from verification.reward import (
     CALIBRATED_THRESHOLDS,
     RewardSpec,

@@ -6,10 +6,20 @@ import json
 
 import pytest
 
-from agents.llm import LLM, ScriptedBackend, Transcript
+from llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.runtime import Environment
-from rollouts import (STOP, AgentAction, Limits, LLMAgent, LLMUser, NoopAgent, ReferenceAgent, ToolCall,
-                      oracle_best_of_k, run_task)
+from rollouts import (
+    STOP,
+    AgentAction,
+    Limits,
+    LLMAgent,
+    LLMUser,
+    NoopAgent,
+    ReferenceAgent,
+    ToolCall,
+    oracle_best_of_k,
+    run_task,
+)
 from tests.rollouts_tasks import TASKS, write_domain
 
 WITHDRAW = {

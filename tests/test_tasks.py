@@ -10,9 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from agents.llm import LLM, ScriptedBackend, Transcript
 from domains.spec import DomainSpec
 from graph.model import from_json
+from llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.runtime import CallResult, Environment
 from tasks import execute, expand
 from tasks.build import Dropped, Stage, _execute, _orthogonal, build_task, effect

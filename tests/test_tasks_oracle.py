@@ -12,9 +12,9 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from agents.llm import LLM, LiteLLMBackend, Transcript, schema_text
 from domains.spec import DomainSpec
 from graph.model import from_json
+from llm import LLM, LiteLLMBackend, Transcript, schema_text
 from mcp_servers.runtime import Environment
 from rollouts.agents import ModelTurn
 from tasks.build import Stage, build_task

@@ -41,7 +41,7 @@ from scipy.optimize import linear_sum_assignment
 
 from domains.db_layer import table_order
 from domains.spec import Column, DBSchema, State
-from graph import embeddings
+from llm import embeddings
 
 FieldPolicy = Literal["exempt", "hard", "semantic"]
 PairLabel = Literal["paraphrase", "unrelated", "related", "junk", "contradiction"]
