@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from domains.spec import Changes, DBSchema, ErrorName, State, TableChanges, ToolTest
+from domains.db_runtime import DEFAULT_NOW, ErrorName
+from domains.spec import Changes, DBSchema, State, TableChanges, ToolTest
 
 
 class TestCase(BaseModel):
@@ -33,7 +34,7 @@ class TestCase(BaseModel):
     expect_return: Any = None
     expect_changes: Changes = Field({}, description="success cases: the exact state change of the call")
     expect_error: ErrorName | None = None
-    now: str | None = Field(None, description="the episode clock, when not the default 2025-03-01T09:00:00")
+    now: str | None = Field(None, description=f"the episode clock, when not the default {DEFAULT_NOW}")
 
 
 def primary_keys(schema: DBSchema) -> dict[str, str]:

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from domains.task_model import task_ids
 from llm import LLM, Transcript, backend_for
 from mcp_servers.runtime import Environment, resolve_domain
 from rollouts.agents import Agent, LLMAgent, NoopAgent, ReferenceAgent
@@ -31,7 +32,6 @@ from rollouts.report import write_report
 from rollouts.sessions import InProcessSession, MCPSession, Session, read_policy
 from rollouts.trajectory import Limits, Trajectory
 from rollouts.user import InstructionUser, LLMUser, User
-from tasks.model import task_ids
 
 BUILTIN = ("reference", "noop", "replay")
 

@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 
 from domains.spec import DomainSpec, valid_name
+from domains.task_model import Task
 from graph.model import from_json
 from llm import LLM, MissingStep, Transcript, backend_for
 from mcp_servers.runtime import Environment
 from tasks import execute
 from tasks.build import Dropped, Stage, build_task
-from tasks.model import Task
 from tasks.oracle import oracle_for
 from tasks.report import write_outputs
 

@@ -20,13 +20,14 @@ from datetime import datetime
 
 import networkx as nx
 
+from domains.db_runtime import DEFAULT_NOW
 from domains.spec import DomainSpec, State
+from domains.task_model import Expansion, Task, TaskMetadata
 from graph.sampler import sample_chain, validate_chain
 from llm import LLM, LLMError, StepKey
 from mcp_servers.runtime import Environment, EpisodeError
 from tasks import expand
 from tasks.execute import ChainRun, run_chain
-from tasks.model import Expansion, Task, TaskMetadata
 from tasks.prompts import (
     SYSTEM,
     ChainProgram,
@@ -47,7 +48,6 @@ from verification.reward import default_reward_spec
 CHAIN_LENGTH = {1: 3, 2: 5, 3: 7}
 TAU = 0.5
 MAX_ROUNDS = 2
-NOW = "2025-03-01T09:00:00"  # the DB layer's default episode clock, which every task keeps
 # Free-form string columns: the rules cannot tell a name that must match from a description.
 _IDENTITY = re.compile(r"(^|_)(name|email|phone|title|currency|code)$")
 
@@ -124,7 +124,7 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
     feedback = ""
     for attempt in range(stage.attempts):
         program = stage.ask(f"{task_id}.chain", attempt, chain_prompt(spec, tools, seed_chain, level, feedback), ChainProgram)
-        core = stage.ask(f"{task_id}.state", attempt, state_prompt(spec, program, NOW, feedback), InitialState).rows
+        core = stage.ask(f"{task_id}.state", attempt, state_prompt(spec, program, DEFAULT_NOW, feedback), InitialState).rows
         problems = check_state(spec.db, core)
         if problems:
             feedback = "the initial state is inconsistent:\n" + "\n".join(problems[:12])
@@ -141,7 +141,7 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
         raise Dropped("satisfied", "the goal changes nothing: the initial state already satisfies it")
 
     # 3: distractors, each group kept only if the program's effect stays the same with it.
-    groups = distractors(spec.db, core, level, seed * 1000 + index, datetime.fromisoformat(NOW).date(), spec.policy)
+    groups = distractors(spec.db, core, level, seed * 1000 + index, datetime.fromisoformat(DEFAULT_NOW).date(), spec.policy)
     kept, rejected = _orthogonal(stage, core, program.code, target, groups)
     if not kept:
         raise Dropped("distractors", "no distractor group leaves the outcome unchanged")

@@ -15,9 +15,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from domains.task_model import ToolCall
 from mcp_servers.runtime import Episode
 from tasks.chain_template import ChainTemplate, Fork, TemplateError
-from tasks.model import ToolCall
 from verification.guard import UnsafeCode, check_source
 
 _templates: dict[int, ChainTemplate] = {}  # by memory limit, started on first use

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from domains.report_page import write_report_page
 from domains.spec import DomainSpec
+from domains.task_model import Task
 from llm import LLM
-from tasks.model import Task
 
 
 def _write_json(path: Path, data: object) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import typing
 from pathlib import Path
 
 import httpx
@@ -15,9 +14,8 @@ from fastmcp import Client as FastMCPClient
 
 from agents.pipeline import Run, run_pipeline
 from agents.policy_agent import policy_report, state_policy
-from domains.db_layer import RUNTIME
+from domains.db_runtime import DEFAULT_NOW
 from domains.policy import (
-    DEFAULT_NOW,
     Check,
     Policy,
     cross_references,
@@ -26,8 +24,7 @@ from domains.policy import (
     prompt_section,
     render,
 )
-from domains.policy import ErrorName as policy_errors
-from domains.spec import DBSchema, DomainSpec, ErrorName, ToolSchema, ToolTest
+from domains.spec import DBSchema, DomainSpec, ToolSchema, ToolTest
 from llm import LLM, STAGE_ORDER, ScriptedBackend, Transcript
 from mcp_servers.runtime import Environment
 from mcp_servers.server import build_server
@@ -248,11 +245,6 @@ def test_specs_without_a_policy_load_and_are_written_as_before():
 def test_transitions_are_written_with_from_and_to():
     dumped = Policy.model_validate(POLICY).model_dump(exclude_defaults=True)
     assert dumped["machines"][0]["transitions"] == [{"from": "unread", "to": ["read"], "tools": ["mark_read"]}]
-
-
-def test_the_policy_agrees_with_the_spec_and_the_db_layer():
-    assert typing.get_args(ErrorName) == typing.get_args(policy_errors)
-    assert f'DEFAULT_NOW = "{DEFAULT_NOW}"' in RUNTIME
 
 
 def test_policy_md_states_the_date_rule_the_table_the_preconditions_and_the_invariants():
