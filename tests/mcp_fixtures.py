@@ -21,7 +21,7 @@ import httpx
 import pytest
 from filelock import FileLock
 
-from agents.pipeline import Run, run_pipeline
+from agents.build import Run, run_pipeline
 from llm import LLM, ScriptedBackend, Transcript
 from tests.scripted_domain import answers
 
@@ -92,7 +92,7 @@ def build_fixture_domain(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     domain = out / "reading_list"
     llm = LLM(ScriptedBackend(answers()), Transcript(out / "transcript.jsonl"))
-    run_pipeline(Run("reading_list", domain, llm, with_graph=False, test_timeout=0.5))
+    run_pipeline(Run("reading_list", domain, llm, test_timeout=0.5))
 
     tools_py = domain / "tools.py"
     tools_py.write_text(tools_py.read_text().rstrip("\n") + "\n" + "".join(

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from agents.pipeline import Run, run_pipeline
+from agents.build import Run, run_pipeline
 from llm import LLM, ScriptedBackend, Transcript
 from tests.scripted_domain import answers
 
@@ -33,7 +33,7 @@ GATE = {
 def gated(tmp_path_factory):
     out = tmp_path_factory.mktemp("gated")
     llm = LLM(ScriptedBackend({**answers(), **GATE}), Transcript(out / "transcript.jsonl"))
-    run_pipeline(Run("reading_list", out, llm, with_graph=False, test_timeout=0.5, mutation_rounds=2))
+    run_pipeline(Run("reading_list", out, llm, test_timeout=0.5, mutation_rounds=2))
     return out, json.loads((out / "report.json").read_text())
 
 

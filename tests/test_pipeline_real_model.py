@@ -2,7 +2,7 @@
 an OpenAI-compatible endpoint (tests/transcript_endpoint.py), once per way real models and servers
 answer. Each test runs what a user runs,
 
-    python -m agents job_seeking --model openai/recorded --out DIR --no-graph
+    python -m pipeline job_seeking --model openai/recorded --out DIR --no-graph
 
 with API_BASE pointing at the endpoint, and asserts the outcome the user should get: the bundled
 domain's verified tools, byte for byte, where the behaviour is recoverable; a clear non-zero exit
@@ -73,7 +73,7 @@ def run_agents(endpoint: TranscriptEndpoint, out: Path, **env: str) -> subproces
 
 
 def command(out: Path) -> list[str]:
-    return [sys.executable, "-m", "agents", "job_seeking", "--model", "openai/recorded", "--out", str(out),
+    return [sys.executable, "-m", "pipeline", "job_seeking", "--model", "openai/recorded", "--out", str(out),
             "--no-graph"]
 
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastmcp import Client as FastMCPClient
 
-from agents.pipeline import Run, run_pipeline
+from agents.build import Run, run_pipeline
 from agents.policy_agent import policy_report, state_policy
 from domains.db_runtime import DEFAULT_NOW
 from domains.policy import (
@@ -304,7 +304,7 @@ def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("policy") / "reading_list"
     backend = Asking(answers())
     llm = LLM(backend, Transcript(out / "transcript.jsonl"))
-    run_pipeline(Run("reading_list", out, llm, with_graph=False, test_timeout=0.5, with_policy=True))
+    run_pipeline(Run("reading_list", out, llm, test_timeout=0.5, with_policy=True))
     llm.transcript.save()
     (out / "tasks").mkdir()
     (out / "tasks" / "late_read.json").write_text(json.dumps(TASK))
@@ -366,7 +366,7 @@ def test_replay_with_the_policy_step_gives_the_same_bytes(built, tmp_path):
     out, _ = built
     (tmp_path / "transcript.jsonl").write_bytes((out / "transcript.jsonl").read_bytes())
     llm = LLM(None, Transcript(tmp_path / "transcript.jsonl"))
-    run_pipeline(Run("reading_list", tmp_path, llm, with_graph=False, test_timeout=0.5, with_policy=True))
+    run_pipeline(Run("reading_list", tmp_path, llm, test_timeout=0.5, with_policy=True))
     assert llm.changed_prompts == []
     for path in sorted(p for p in out.rglob("*") if p.is_file() and "timings" not in p.name and "tasks" not in p.parts):
         assert (tmp_path / path.relative_to(out)).read_bytes() == path.read_bytes(), path.name
