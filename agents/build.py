@@ -26,6 +26,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
+from agents.case_format import expand, resolve_fixture
+from agents.case_writer import write_tests
 from agents.code_agent import code_groups, write_tools
 from agents.database_agent import design_database
 from agents.debug_agent import apply_fix, propose_fix
@@ -33,8 +35,6 @@ from agents.mutation_agent import harden
 from agents.mutation_agent import summarise as summarise_mutation
 from agents.policy_agent import policy_report, state_policy
 from agents.schema_agent import propose_tools
-from agents.test_agent import write_tests
-from agents.test_format import expand, resolve_fixture
 from domains.db_layer import compile_db, integrity_cases, integrity_json
 from domains.policy import render as render_policy
 from domains.spec import DomainSpec, ToolSchema, ToolTest

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from agents.answers import DebugFix
+from agents.case_format import TestCase, describe_state, expand
 from agents.prompts import DEBUG_SYSTEM
-from agents.test_format import TestCase, describe_state, expand
 from agents.views import describe_tables, describe_tool
 from domains.spec import DomainSpec, State, ToolSchema
 from llm import LLM, StepKey

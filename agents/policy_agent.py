@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from agents.case_format import apply_changes, primary_keys
 from agents.prompts import POLICY_SYSTEM
-from agents.test_format import apply_changes, primary_keys
 from agents.views import describe_tables
 from domains.db_runtime import CLOCK_READ, CLOCK_SOURCE, DEFAULT_NOW
 from domains.policy import Policy, cross_references

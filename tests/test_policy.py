@@ -420,7 +420,7 @@ def test_each_http_episode_is_told_its_own_date(built):
 def test_test_states_fill_the_tables_the_invariants_tie_to_a_tools_tables():
     """A tool that never reads offers still gets the offer table in its test prompt: an application in an
     offer state must have its offer for the state to keep the domain's invariants."""
-    from agents.test_agent import state_tables, table_columns
+    from agents.case_writer import state_tables, table_columns
 
     domain = Path(__file__).resolve().parent.parent / "domains" / "job_seeking"
     spec = DomainSpec.model_validate_json((domain / "spec.json").read_text())

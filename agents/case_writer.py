@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 from agents.answers import TestPage
+from agents.case_format import TestCase, describe_state, expand, resolve_fixture
 from agents.prompts import TESTS_SYSTEM
-from agents.test_format import TestCase, describe_state, expand, resolve_fixture
 from agents.views import describe_tables, describe_tool
 from domains.policy import prompt_section
 from domains.spec import DomainSpec, State, ToolSchema
