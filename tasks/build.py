@@ -24,7 +24,7 @@ from domains.db_runtime import DEFAULT_NOW
 from domains.spec import DomainSpec, State
 from domains.task_model import Expansion, Task, TaskMetadata
 from graph.sampler import sample_chain, validate_chain
-from llm import LLM, LLMError, StepKey
+from llm import LLM, StepKey
 from mcp_servers.runtime import Environment, EpisodeError
 from tasks import expand
 from tasks.execute import ChainRun, run_chain
