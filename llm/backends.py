@@ -8,7 +8,7 @@ import re
 import threading
 import time
 
-from llm.steps import AnswerTruncated, Backend, LLMError, StepKey, count_tokens
+from llm.steps import AnswerTruncated, LLMError, StepKey, ToolsRefused, compact_json, count_tokens, native_message
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -165,25 +165,29 @@ class LiteLLMBackend:
             params["temperature"] = 0
         params.update(shape or {})
         if self.model.startswith(("ollama/", "ollama_chat/")):  # Ollama's default context cuts long prompts
-            prompt = sum(count_tokens(m["content"]) for m in messages)
+            prompt = sum(count_tokens(m.get("content") or "") for m in messages)
             params["num_ctx"] = 1 << max(12, (prompt + self.max_tokens).bit_length())
         return params
 
     def complete(self, key: StepKey, turn: int, messages: list[dict],
-                 schema: dict | None = None) -> tuple[str, dict]:
+                 schema: dict | None = None, tools: list[dict] | None = None) -> tuple[str, dict]:
+        """With `tools`, the provider's own tool calling: they are sent as they are, no answer shape is
+        asked for, and the text returned is the assistant message (`native_message`) as JSON."""
         import litellm
 
         litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banner on stdout per failed request
         delay, deadline = self.backoff, time.monotonic() + self.step_deadline
         attempt = 0
         while True:
-            way, shape = self._shape(schema)
+            way, shape = ("native", {"tools": tools}) if tools is not None else self._shape(schema)
             try:
                 response = litellm.completion(**self._params(messages, shape))
             except Exception as error:  # network, rate limit, provider errors
                 status = _status(error)
                 if self._refused(way, error):  # send again one rung down
                     continue
+                if way == "native" and status == 400 and any(w in str(error).lower() for w in ("tool", "function")):
+                    raise ToolsRefused(f"{key}: {self.model} refused the tools: {str(error)[:500]}") from error
                 # a missing or refused key fails the same way every time (litellm reports some as 500s)
                 unauthorised = "Authentication" in type(error).__name__ or "credentials" in str(error).lower()
                 retryable = not unauthorised and (status is None or status in _RETRYABLE or status >= 500)
@@ -199,7 +203,12 @@ class LiteLLMBackend:
             message = choice.message
             text = message.content or getattr(message, "refusal", None) or ""
             calls = getattr(message, "tool_calls", None) or []
-            if calls and (way == "tool" or not text.strip()):  # the answer came as a tool call's arguments
+            if way == "native":
+                text = compact_json(native_message({"content": message.content, "tool_calls": [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.function.name, "arguments": c.function.arguments or ""}}
+                    for c in calls]}, key.attempt))
+            elif calls and (way == "tool" or not text.strip()):  # the answer came as a tool call's arguments
                 call = next((c for c in calls if c.function.name == "answer"), calls[0])
                 text = call.function.arguments or ""
             usage = getattr(response, "usage", None)
@@ -222,11 +231,9 @@ def _seconds(name: str, default: float) -> float:
     return seconds
 
 
-def backend_for(model: str | None) -> Backend | None:
-    """The backend for a `MODEL` setting; None means replay. WORLDSMITH_TIMEOUT sets the
-    per-request timeout (seconds, default 300), WORLDSMITH_BACKOFF the first retry's wait
-    (seconds, default 2, doubled after each retry)."""
-    if not model:
-        return None
+def litellm_backend(model: str) -> LiteLLMBackend:
+    """The backend for a model string. WORLDSMITH_TIMEOUT sets the per-request timeout (seconds,
+    default 300), WORLDSMITH_BACKOFF the first retry's wait (seconds, default 2, doubled after
+    each retry)."""
     return LiteLLMBackend(model, api_base=os.environ.get("API_BASE") or None,
                           timeout=_seconds("WORLDSMITH_TIMEOUT", 300), backoff=_seconds("WORLDSMITH_BACKOFF", 2.0))

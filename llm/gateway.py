@@ -9,7 +9,6 @@ whose prompt has since changed is reported, never served silently.
 
 from __future__ import annotations
 
-import inspect
 import sys
 import threading
 from typing import Callable, TypeVar
@@ -18,20 +17,11 @@ from pydantic import BaseModel, ValidationError
 
 from llm.answer_types import schema_text
 from llm.json_reader import read_json
-from llm.steps import AnswerTruncated, Backend, LLMError, MissingStep, StepKey, prompt_hash
+from llm.roles import model_for
+from llm.steps import AnswerTruncated, Backend, LLMError, MissingStep, StepKey, native_message, prompt_hash, schema_arg
 from llm.transcript import Transcript
 
 T = TypeVar("T", bound=BaseModel)
-
-def _schema_arg(backend: Backend, schema: dict | None) -> dict:
-    """{"schema": schema} for a backend whose `complete` takes it; older backends get nothing."""
-    try:
-        params = inspect.signature(backend.complete).parameters
-    except (TypeError, ValueError):
-        return {}
-    takes = "schema" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    return {"schema": schema} if takes and schema is not None else {}
-
 
 class LLM:
     """Structured calls with validation re-asks and a concurrency limit; every exchange goes to the transcript."""
@@ -47,9 +37,10 @@ class LLM:
     def replaying(self) -> bool:
         return self.backend is None
 
-    def _exchange(self, key: StepKey, turn: int, messages: list[dict], schema: dict | None = None) -> str:
+    def _exchange(self, key: StepKey, turn: int, messages: list[dict], schema: dict | None = None,
+                  tools: list[dict] | None = None) -> str:
         name = f"{key}#{turn}" if turn else str(key)
-        digest = prompt_hash(messages)
+        digest = prompt_hash(messages, tools)
         entry = self.transcript.get(name)
         if self.replaying:
             if entry is None:
@@ -61,12 +52,13 @@ class LLM:
             truncated = None
             with self._slots:
                 try:
-                    text, usage = self.backend.complete(key, turn, messages, **_schema_arg(self.backend, schema))
+                    extra = schema_arg(self.backend, schema) if tools is None else {"tools": tools}
+                    text, usage = self.backend.complete(key, turn, messages, **extra)
                 except AnswerTruncated as error:
                     truncated, text, usage = error, error.text, error.usage
             entry = {
                 "key": name, "stage": key.stage, "item": key.item, "attempt": key.attempt, "turn": turn,
-                "model": self.backend.model, "prompt_sha": digest, "response": text, "usage": usage,
+                "model": model_for(self.backend, key), "prompt_sha": digest, "response": text, "usage": usage,
             }
             if truncated:
                 entry["finish_reason"] = "length"
@@ -75,6 +67,16 @@ class LLM:
             raise AnswerTruncated(f"{name}: the answer was cut off at the model's output limit",
                                   entry["response"], entry["usage"])
         return entry["response"]
+
+    def chat(self, key: StepKey, messages: list[dict], tools: list[dict]) -> dict:
+        """One exchange in the provider's own tool calling: `messages` in chat format (assistant
+        messages with tool_calls, tool messages with their results) and `tools` (function schemas)
+        are sent as they are; the answer is the assistant message (`native_message`), recorded as
+        such. No re-asks: a malformed call is the model's action, answered by the caller."""
+        answer = read_json(self._exchange(key, 0, messages, tools=tools))
+        if not isinstance(answer, dict):
+            raise LLMError(f"{key}: the recorded answer is not an assistant message")
+        return native_message(answer, key.attempt)
 
     def structured(self, key: StepKey, system: str, prompt: str, schema: type[T],
                    check: Callable[[T], object] | None = None, split: bool = False, show_type: bool = True) -> T:
@@ -111,6 +113,7 @@ class LLM:
             print(f"[{key}] answer failed validation, re-asking: {problem.splitlines()[0]}", file=sys.stderr)
             messages = messages + [
                 {"role": "assistant", "content": text},
-                {"role": "user", "content": f"That answer was not valid:\n{problem}\nReply again with the corrected JSON object only."},
+                {"role": "user", "content": f"That answer was not valid:\n{problem}\n"
+                                            "Reply again with the corrected JSON object only."},
             ]
         raise LLMError(f"{key}: no valid answer after {self.max_reasks + 1} tries")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from llm.steps import MissingStep, StepKey, compact_json, count_tokens
+from llm.json_reader import read_json
+from llm.steps import MissingStep, StepKey, compact_json, count_tokens, native_message
 
 
 class ScriptedBackend:
@@ -14,12 +15,16 @@ class ScriptedBackend:
         self.answers = answers
 
     def complete(self, key: StepKey, turn: int, messages: list[dict],
-                 schema: dict | None = None) -> tuple[str, dict]:
+                 schema: dict | None = None, tools: list[dict] | None = None) -> tuple[str, dict]:
         name = f"{key}#{turn}" if turn else str(key)
         if name not in self.answers:
             raise MissingStep(f"no scripted answer for step {name}")
         text = self.answers[name]
+        if tools is not None:  # answered as the provider's tool calling answers
+            text = native_message(read_json(text) if isinstance(text, str) else text, key.attempt)
         if not isinstance(text, str):
             text = compact_json(text)
-        prompt = sum(count_tokens(m["content"]) for m in messages)
+        prompt = sum(count_tokens(m.get("content") or "") for m in messages)
+        if tools is not None:  # providers count the function schemas into the prompt
+            prompt += count_tokens(compact_json(tools))
         return text, {"prompt_tokens": prompt, "completion_tokens": count_tokens(text)}

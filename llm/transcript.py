@@ -78,6 +78,11 @@ class Transcript:
         ordered = {s: stages[s] for s in sorted(stages, key=lambda s: STAGE_ORDER.get(s, 99))}
         total = {k: sum(v[k] for v in ordered.values()) for k in ("prompt", "completion")}
         total["total"] = total["prompt"] + total["completion"]
+        models: dict[str, set] = defaultdict(set)
+        for entry in self.entries.values():
+            models[entry["stage"]].add(entry.get("model") or "")
+        if len(set().union(*models.values())) > 1:  # a model per role: which answered each stage
+            return {"stages": ordered, "total": total, "models": {s: sorted(models[s]) for s in ordered}}
         return {"stages": ordered, "total": total}
 
     def save(self) -> None:

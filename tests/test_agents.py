@@ -168,7 +168,7 @@ def test_cli_unknown_domain_without_model_exits_2_and_says_how_to_configure():
 def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_path, monkeypatch):
     import litellm
 
-    from llm import backends
+    from llm import backends, roles
 
     calls = []
 
@@ -181,7 +181,7 @@ def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_pa
 
     monkeypatch.setattr(litellm, "completion", completion)
     monkeypatch.setattr(backends.time, "sleep", lambda _s: None)
-    llm = LLM(backends.backend_for("openai/gpt-4.1"), Transcript(tmp_path / "t.jsonl"))
+    llm = LLM(roles.backend_for("openai/gpt-4.1"), Transcript(tmp_path / "t.jsonl"))
     assert llm.structured(StepKey("code", "x"), "sys", "prompt", ToolCode).code == "pass"
     assert len(calls) == 2 and calls[1]["model"] == "openai/gpt-4.1"
     entry = llm.transcript.get("code/x/0")
