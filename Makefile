@@ -47,7 +47,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	touch $@
 
 domain: env
-	$(PY) -m agents "$(NAME)" $(if $(MODEL),--model $(MODEL))
+	$(PY) -m pipeline "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
 graph: env
 	$(PY) -m graph "$(NAME)" $(if $(MODEL),--model $(MODEL))

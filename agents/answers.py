@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from agents.test_format import TestCase
+from agents.case_format import TestCase
 from domains.spec import State, Table, ToolSchema
 from sandbox.guard import parse
 
@@ -88,10 +87,9 @@ def tools_named(names: list[str]) -> Callable[[ToolSchemas | ToolCodes], None]:
     return check
 
 
+# Shown to the model under this name (as TestCase is): renaming it would change the recorded prompts.
 class TestPage(_Answer):
     """Test agent: the shared fixture (first request only) and a few cases."""
-
-    __test__ = False  # not a pytest class
 
     fixture: State | None = Field(None, description="the DB state every case starts from (first request only)")
     cases: list[TestCase] = Field(min_length=1)

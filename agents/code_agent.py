@@ -8,11 +8,11 @@ own, judged on its own.
 from __future__ import annotations
 
 from agents.answers import ToolCodes, tools_named
-from agents.llm import LLM, StepKey
 from agents.prompts import CODE_SYSTEM
 from agents.views import describe_tables, describe_tool
 from domains.policy import prompt_section
 from domains.spec import DomainSpec
+from llm import LLM, StepKey
 
 GROUP = 4  # tools per request: about 2,000 output tokens
 

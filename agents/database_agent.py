@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from agents.answers import DatabaseDesign
-from agents.llm import LLM, StepKey
 from agents.prompts import DATABASE_SYSTEM
 from agents.views import describe_tool
 from domains.spec import DBSchema, Table, ToolSchema
+from llm import LLM, StepKey
 
 
 def design_database(llm: LLM, domain: str, tools: list[ToolSchema]) -> tuple[DBSchema, dict[str, list[str]]]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 from agents.answers import DebugFix
-from agents.llm import LLM, StepKey
+from agents.case_format import TestCase, describe_state, expand
 from agents.prompts import DEBUG_SYSTEM
 from agents.views import describe_tables, describe_tool
-from agents.test_format import TestCase, describe_state, expand
 from domains.spec import DomainSpec, State, ToolSchema
+from llm import LLM, StepKey
 
 
 def apply_fix(fix: DebugFix, fixture: State, cases: list[TestCase]) -> tuple[State, list[TestCase]]:

@@ -16,10 +16,10 @@ import difflib
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.llm import LLM, StepKey
+from agents.case_format import TestCase, describe_state, expand
 from agents.prompts import MUTATION_SYSTEM
-from agents.test_format import TestCase, describe_state, expand
 from domains.spec import DomainSpec, State, ToolSchema
+from llm import LLM, StepKey
 from verification.equivalence import proved_equivalent
 from sandbox.guard import parse
 from verification.mutation import Mutant, mutants, reference, run_mutant, unreachable_rejections

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from agents.llm import LLM, StepKey
+from agents.case_format import apply_changes, primary_keys
 from agents.prompts import POLICY_SYSTEM
 from agents.views import describe_tables
-from agents.test_format import apply_changes, primary_keys
-from domains.policy import CLOCK_READ, CLOCK_SOURCE, DEFAULT_NOW, Policy, cross_references
+from domains.db_runtime import CLOCK_READ, CLOCK_SOURCE, DEFAULT_NOW
+from domains.policy import Policy, cross_references
 from domains.spec import DomainSpec, State, ToolTest
+from llm import LLM, StepKey
 from verification.invariants import check_invariants, status_moves
 
 

@@ -1,5 +1,7 @@
 """Prompts of the LLM stages. Replay is keyed by step, not by wording: edit freely."""
 
+from domains.db_runtime import DEFAULT_NOW
+
 CATALOG_SYSTEM = """You design the tool interface of a simulated software domain used to train tool-using agents.
 Given a domain keyword, conceptualise the domain top-down and list its atomic tools (reads and writes
 mixed; a realistic application backend, not a toy): a snake_case name (a lowercase letter, then
@@ -112,7 +114,7 @@ columns are copied (write null to clear one). `like` is for the fixture and setu
   itself must check (missing records, broken preconditions, out-of-range values) over ones of the wrong
   type, which the runtime refuses before the tool runs.
 Generated keys follow next_id: PREFIX-0001 upward past the highest existing key; timestamps come from
-the episode clock (`now`, default 2025-03-01T09:00:00; set `now` on a case only to move it). Case names
+the episode clock (`now`, default """ + DEFAULT_NOW + """; set `now` on a case only to move it). Case names
 are snake_case and unique.
 Example answer: {"fixture": {"book": [{"book_id": "BK-0001", "title": "Dune", "status": "unread"}, {"like":
 "BK-0001", "book_id": "BK-0002", "title": "Emma"}]},
@@ -156,14 +158,3 @@ one case per allowed value), or, only when no input can tell them apart, say it 
 Cases are written against the fixture, with new unique names.
 """ + TESTS_FORMAT + """
 Answer: {"cases": [...], "equivalent": [{"mutant": 3, "reason": "..."}]}"""
-
-GRAPH_SYSTEM = """You refine a tool dependency graph. An edge producer -> consumer means the consumer
-can or must run after the producer, along three dimensions: data flow (an output field of the
-producer is passed as an input parameter of the consumer, e.g. an identifier returned by a search),
-pre/post-conditions (the producer establishes what the consumer requires, e.g. a resume must be
-uploaded before an application is submitted) and state dependencies (the producer writes a table
-that the consumer reads or changes). Candidate data-flow edges come from embedding similarity of
-parameter names and descriptions: prune the ones whose output is not the value the parameter
-expects (a look-alike name of another entity), add the dependencies the similarity missed
-(role-named identifiers, conditions, shared state) and connect every tool, parameter-less ones
-included. Give a short, specific reason for each decision; a person audits them."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 
 from agents.answers import ToolCatalog, ToolSchemas, tools_named
-from agents.llm import LLM, AnswerTruncated, StepKey
 from agents.prompts import CATALOG_SYSTEM, SCHEMA_SYSTEM
 from domains.spec import ToolSchema
+from llm import LLM, AnswerTruncated, StepKey
 
 BATCH = 8  # tools per detail request: about 3,000 output tokens at most
 

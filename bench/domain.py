@@ -40,7 +40,7 @@ def main(name: str = "job_seeking", runs: int = 3) -> None:
     walls = []
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "agents", name], cwd=ROOT, env=env, check=True,
+        subprocess.run([sys.executable, "-m", "pipeline", name], cwd=ROOT, env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         walls.append(time.perf_counter() - started)
     timings = json.loads((domain / "timings.json").read_text())

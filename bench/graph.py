@@ -12,11 +12,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from agents.llm import LLM, ScriptedBackend, Transcript
 from domains.spec import DomainSpec, ToolSchema
 from graph.build import build_graph, write_graph
-from graph.embeddings import encoder
 from graph.refine import chunks
+from llm import LLM, ScriptedBackend, Transcript
+from llm.embeddings import encoder
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTITIES = [

@@ -14,7 +14,7 @@ import random
 import statistics
 import time
 
-from graph import embeddings
+from llm import embeddings
 from tests.support.reward_cases import COMPANIES, NOTES, PARAPHRASES, SCHEMA
 from verification.reward import compute_reward
 

@@ -19,13 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from domains.task_model import task_ids
 from mcp_servers.runtime import Environment, resolve_domain
 from rollouts.agents import NoopAgent, ReferenceAgent
 from rollouts.evaluate import play_all
 from rollouts.sessions import InProcessSession, Scenario
 from rollouts.trajectory import AgentAction, Limits, ToolCall
 from rollouts.user import InstructionUser
-from tasks.model import task_ids
 
 CONCURRENCY = (1, 16, 256)
 

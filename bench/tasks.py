@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agents.llm import LLM, Transcript
+from llm import LLM, Transcript
 from tasks.__main__ import run_stage
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,8 +14,7 @@ preconditions and status table the code and test prompts show, and the invariant
     clock          what "now" is: the episode clock, session.info["now"] (read by tools with
                    db.now(session) / db.today(session)), and the tools whose rules depend on it
 
-This module imports nothing from domains.spec (spec.py imports it); its error names are the
-same four as `domains.spec.ErrorName`.
+This module imports nothing from domains.spec (spec.py imports it).
 """
 
 from __future__ import annotations
@@ -25,12 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-ErrorName = Literal["NotFound", "InvalidInput", "Conflict", "PreconditionFailed"]
-
-# The episode clock, as the runtime and the compiled DB layer define it.
-DEFAULT_NOW = "2025-03-01T09:00:00"  # db.py's DEFAULT_NOW: the clock of an episode whose task sets none
-CLOCK_SOURCE = 'session.info["now"]'  # set per episode from the task's `now` (per test from ToolTest.now)
-CLOCK_READ = "db.now(session) / db.today(session)"
+from domains.db_runtime import DEFAULT_NOW, ErrorName
 
 
 class _Model(BaseModel):

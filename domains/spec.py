@@ -10,15 +10,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from domains.db_runtime import DEFAULT_NOW, ErrorName
 from domains.policy import Policy, requirements
 
 IDENT = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+IDENT_HELP = "use a snake_case identifier: a lowercase letter, then lowercase letters, digits or underscores"
 
 ParamType = Literal["string", "integer", "number", "boolean", "array", "object"]
 ColumnType = Literal["string", "text", "integer", "number", "boolean", "date", "datetime"]
-# The exceptions a tool may declare. They are defined by the compiled DB layer (db.py).
-ErrorName = Literal["NotFound", "InvalidInput", "Conflict", "PreconditionFailed"]
-ERROR_NAMES: tuple[str, ...] = ("NotFound", "InvalidInput", "Conflict", "PreconditionFailed")
+
+
+def valid_name(name: str) -> bool:
+    """Domain names become folder names: plain identifiers only, so nothing escapes domains/."""
+    return bool(IDENT.fullmatch(name or ""))
 
 
 class _Model(BaseModel):
@@ -225,7 +229,7 @@ class ToolTest(_Model):
     expect_return: Any = None
     expect_changes: Changes = {}
     expect_error: ErrorName | None = None
-    now: str = Field("2025-03-01T09:00:00", description="the episode clock seen by the tool")
+    now: str = Field(DEFAULT_NOW, description="the episode clock seen by the tool")
 
     _name = field_validator("name")(_ident)
 

@@ -1,7 +1,7 @@
 """A built domain as every export reads it: spec, verified tools, policy, sample state and tasks.
 
-Tasks are read through `tasks.model.Task` (tasks/index.json is the stage's index, not a task);
-tool schemas come from `mcp_servers.schemas`, so an export shows the agent exactly the tools
+Tasks are read through `domains.task_model.Task` (tasks/index.json is the stage's index, not a task);
+tool schemas come from `domains.tool_schemas`, so an export shows the agent exactly the tools
 the MCP server serves. The agent's opening prompt is the one `make eval` trajectories start with.
 """
 
@@ -15,11 +15,12 @@ from pydantic import ValidationError
 
 from domains.policy import described
 from domains.spec import DomainSpec, State
+from domains.task_model import Task, task_ids
+from domains.tool_schemas import openai_function
 from mcp_servers.runtime import resolve_domain
-from mcp_servers.schemas import openai_function
+from domains.tool_schemas import openai_function
 from rollouts.agents import agent_system_prompt
 from rollouts.sessions import episode_policy, read_policy
-from tasks.model import Task, task_ids
 from verification.procedural import tool_sources
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"

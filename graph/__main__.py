@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from agents.llm import IDENT_HELP, LLM, Transcript, backend_for, valid_name
-from domains.spec import DomainSpec
-from graph.build import build_graph, write_graph
+from domains.spec import IDENT_HELP, DomainSpec, valid_name
+from graph.build import graph_stage
+from llm import LLM, Transcript, backend_for
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 
@@ -24,23 +24,17 @@ DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 def run(name: str, model: str | None = None, domains: Path = DOMAINS) -> dict:
     folder = domains / name
     spec = DomainSpec.model_validate_json((folder / "spec.json").read_text())
-    report_path = folder / "report.json"
-    report = json.loads(report_path.read_text())
-    verified = report["tools"]["verified"]
+    verified = json.loads((folder / "report.json").read_text())["tools"]["verified"]
     transcript = Transcript(folder / "transcript.jsonl")
     llm = LLM(backend_for(model), transcript)
     started = time.perf_counter()
     print(f"graph: {name}: {len(verified)} verified tools"
           f" ({'asking ' + model if model else 'replaying the transcript'})", file=sys.stderr)
-    graph = build_graph(spec, verified, llm, cache_dir=folder / ".embeddings")
-    numbers = write_graph(graph, folder)
+    numbers = graph_stage(folder, spec, verified, llm)
     for step in llm.changed_prompts:
         print(f"graph: warning: the prompt of {step} changed since it was recorded", file=sys.stderr)
     if not llm.replaying:
         transcript.save()
-    report = json.loads(report_path.read_text())  # re-read: keep whatever else changed meanwhile
-    report["graph"] = numbers
-    report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     print(f"graph: {numbers['tools']} tools, {numbers['edges']['total']} edges "
           f"(embedding {numbers['edges']['embedding']}, llm {numbers['edges']['llm']}, rule {numbers['edges']['rule']}), "
           f"{numbers['pruned']['total']} pruned, isolated: {', '.join(numbers['isolated_tools']) or 'none'} "

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
 
 import networkx as nx
 
-from agents.llm import LLM
 from domains.spec import DomainSpec
 from graph import model
 from graph.classify import classify
-from graph.embeddings import embed, model_name
 from graph.match import inputs, match, outputs, texts, threshold_for
 from graph.prune import prune_uninformative
 from graph.refine import refine
 from graph.render import report_page, svg
 from graph.sampler import sampleable
+from llm import LLM
+from llm.embeddings import embed, model_name
 
 
 def build_graph(spec: DomainSpec, tools: list[str], llm: LLM, cache_dir: Path | None = None) -> nx.DiGraph:
@@ -85,6 +86,17 @@ def write_graph(graph: nx.DiGraph, out_dir: Path) -> dict:
     (out_dir / "graph.json").write_text(model.to_json(graph))
     (out_dir / "graph.svg").write_text(svg(graph))
     (out_dir / "graph.md").write_text(report_page(graph, numbers))
+    return numbers
+
+
+def graph_stage(folder: Path, spec: DomainSpec, verified: list[str], llm: LLM) -> dict:
+    """The graph stage on a built domain's folder: graph.json, graph.svg and graph.md written, and
+    the statistics put under "graph" in report.json; returns them."""
+    numbers = write_graph(build_graph(spec, verified, llm, cache_dir=folder / ".embeddings"), folder)
+    report_path = folder / "report.json"
+    report = json.loads(report_path.read_text())  # re-read: keep whatever else changed meanwhile
+    report["graph"] = numbers
+    report_path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     return numbers
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from domains.spec import ToolSchema
 from graph import match
-from graph.embeddings import embed, model_name
+from llm.embeddings import embed, model_name
 
 DATA = Path(__file__).with_name("calibration.json")
 GRID = [round(0.30 + 0.01 * i, 2) for i in range(66)]  # 0.30 … 0.95

@@ -33,11 +33,10 @@ from typing import Any
 
 import networkx as nx
 
-from domains.spec import ToolTest
+from domains.db_runtime import DEFAULT_NOW
 from graph import model
 from graph.sampler import sample_chain, validate_chain
 
-DEFAULT_NOW = ToolTest.model_fields["now"].default
 CANDIDATES = 8  # values tried per internal parameter
 
 

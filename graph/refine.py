@@ -20,13 +20,24 @@ from typing import Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.llm import LLM, StepKey
-from agents.prompts import GRAPH_SYSTEM
 from domains.spec import DomainSpec, ToolSchema
 from graph import model
 from graph.match import outputs
+from llm import LLM, StepKey
 
 CHUNK = 40
+
+# The system prompt of every refinement step.
+GRAPH_SYSTEM = """You refine a tool dependency graph. An edge producer -> consumer means the consumer
+can or must run after the producer, along three dimensions: data flow (an output field of the
+producer is passed as an input parameter of the consumer, e.g. an identifier returned by a search),
+pre/post-conditions (the producer establishes what the consumer requires, e.g. a resume must be
+uploaded before an application is submitted) and state dependencies (the producer writes a table
+that the consumer reads or changes). Candidate data-flow edges come from embedding similarity of
+parameter names and descriptions: prune the ones whose output is not the value the parameter
+expects (a look-alike name of another entity), add the dependencies the similarity missed
+(role-named identifiers, conditions, shared state) and connect every tool, parameter-less ones
+included. Give a short, specific reason for each decision; a person audits them."""
 
 
 class _Answer(BaseModel):

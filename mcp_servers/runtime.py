@@ -35,14 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 import domains
-from domains.policy import DEFAULT_NOW, described
+from domains.db_runtime import DEFAULT_NOW
+from domains.policy import described
 from domains.spec import DomainSpec, State, ToolSchema
+from domains.task_model import INDEX_FILE, Task, task_ids
+from domains.tool_schemas import ArgumentError, ArgumentValidator, openai_function, overwrites
 from mcp_servers.pool import EpisodeProcesses, PoolError
 from mcp_servers.sample_state import build_sample_state
-from mcp_servers.schemas import ArgumentError, ArgumentValidator, openai_function, overwrites
-from tasks.model import INDEX_FILE, Task, task_ids
 from verification.procedural import tool_sources
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")

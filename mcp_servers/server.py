@@ -39,8 +39,8 @@ from mcp_types import TextContent, ToolAnnotations
 from pydantic import PrivateAttr
 
 from domains.policy import episode_instructions
+from domains.tool_schemas import annotations, input_schema
 from mcp_servers.runtime import Environment, Episode, EpisodeError, RewardUnavailable, UnknownTask
-from mcp_servers.schemas import annotations, input_schema
 
 Resolver = Callable[[], Episode]
 

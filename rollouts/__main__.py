@@ -13,10 +13,9 @@ import os
 import sys
 from pathlib import Path
 
-from rollouts.evaluate import (BUILTIN, EvalConfig, RunMismatch, evaluate, mcp_server, replay_rewards,
-                               replay_transcript)
+from domains.task_model import task_ids
+from rollouts.evaluate import BUILTIN, EvalConfig, RunMismatch, evaluate, mcp_server, replay_rewards, replay_transcript
 from rollouts.trajectory import Limits
-from tasks.model import task_ids
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from agents.llm import LLM, StepKey, ToolsRefused, model_for
+from llm import LLM, StepKey, ToolsRefused, model_for
 from rollouts.trajectory import AgentAction, ToolCall
 
 

@@ -18,12 +18,13 @@ import json
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from agents.llm import LLM, StepKey, Transcript, backend_for, model_for
+from domains.task_model import Task, task_ids
+from llm import LLM, StepKey, Transcript, backend_for, model_for
 from mcp_servers.control_token import TOKEN_ENV
 from mcp_servers.http_process import Served, http_server
 from mcp_servers.runtime import Environment, resolve_domain
@@ -33,7 +34,6 @@ from rollouts.report import write_report
 from rollouts.sessions import InProcessSession, MCPSession, Session, read_policy
 from rollouts.trajectory import Limits, Trajectory
 from rollouts.user import InstructionUser, LLMUser, User
-from tasks.model import Task, task_ids
 
 BUILTIN = ("reference", "noop", "replay")
 

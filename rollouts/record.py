@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from agents.llm import LLM, ScriptedBackend, Transcript
+from llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.runtime import Environment, resolve_domain
 from rollouts.agents import LLMAgent
 from rollouts.episode import arun_task

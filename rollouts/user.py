@@ -16,7 +16,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from agents.llm import LLM, StepKey
+from llm import LLM, StepKey
 from rollouts.agents import step_usage
 from rollouts.sessions import Scenario
 from rollouts.trajectory import STOP

@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from agents.llm import LLM, ScriptedBackend, Transcript, backend_for
+from llm import LLM, ScriptedBackend, Transcript, backend_for
 from mcp_servers.api_models import parse_body
 from mcp_servers.runtime import Environment, EpisodeError
 from rollouts.sessions import Scenario

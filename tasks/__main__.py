@@ -10,18 +10,17 @@ the rest; without one, and in transcripts recorded before it, from the executed 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
-from agents.llm import LLM, MissingStep, Transcript, backend_for, valid_name
-from domains.spec import DomainSpec
+from domains.spec import DomainSpec, valid_name
+from domains.task_model import Task
 from graph.model import from_json
+from llm import LLM, MissingStep, Transcript, backend_for
 from mcp_servers.runtime import Environment
 from tasks import execute
 from tasks.build import Dropped, Stage, build_task
-from tasks.model import Task
 from tasks.oracle import oracle_for
 from tasks.report import write_outputs
 
@@ -55,15 +54,6 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
         finally:
             execute.close()  # the chain programs' template process
     return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started)
-
-
-def after_domain(name: str, model: str | None) -> int:
-    """The task stage as the last stage of `make domain`: skipped when there is neither a model nor
-    a recorded task transcript to replay."""
-    if not model and not (DOMAINS / name / "tasks" / "transcript.jsonl").exists():
-        print(f"worldsmith: no task transcript for {name!r} and no model: task stage skipped", file=sys.stderr)
-        return 0
-    return main([name] + (["--model", model] if model else []))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,16 +20,28 @@ from datetime import datetime
 
 import networkx as nx
 
-from agents.llm import LLM, LLMError, StepKey
+from domains.db_runtime import DEFAULT_NOW
 from domains.spec import DomainSpec, State
+from domains.task_model import Expansion, Task, TaskMetadata
 from graph.sampler import sample_chain, validate_chain
-from mcp_servers.runtime import EpisodeError, Environment
+from llm import LLM, StepKey
+from mcp_servers.runtime import Environment, EpisodeError
 from tasks import expand
 from tasks.execute import ChainRun, run_chain
 from tasks.mode import argument_sources, task_mode
-from tasks.model import Expansion, Task, TaskMetadata
-from tasks.prompts import SYSTEM, ChainProgram, Gate, InitialState, Instruction, Policies
-from tasks.prompts import chain_prompt, gate_prompt, instruction_prompt, policies_prompt, state_prompt
+from tasks.prompts import (
+    SYSTEM,
+    ChainProgram,
+    Gate,
+    InitialState,
+    Instruction,
+    Policies,
+    chain_prompt,
+    gate_prompt,
+    instruction_prompt,
+    policies_prompt,
+    state_prompt,
+)
 from tasks.state import check_state, distractors, merge
 from tasks.verify import ReplayFailed, effect, replay, reward
 from verification.reward import default_reward_spec
@@ -37,7 +49,6 @@ from verification.reward import default_reward_spec
 CHAIN_LENGTH = {1: 3, 2: 5, 3: 7}
 TAU = 0.5
 MAX_ROUNDS = 2
-NOW = "2025-03-01T09:00:00"  # the DB layer's default episode clock, which every task keeps
 # Free-form string columns: the rules cannot tell a name that must match from a description.
 _IDENTITY = re.compile(r"(^|_)(name|email|phone|title|currency|code)$")
 
@@ -114,7 +125,7 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
     feedback = ""
     for attempt in range(stage.attempts):
         program = stage.ask(f"{task_id}.chain", attempt, chain_prompt(spec, tools, seed_chain, level, feedback), ChainProgram)
-        core = stage.ask(f"{task_id}.state", attempt, state_prompt(spec, program, NOW, feedback), InitialState).rows
+        core = stage.ask(f"{task_id}.state", attempt, state_prompt(spec, program, DEFAULT_NOW, feedback), InitialState).rows
         problems = check_state(spec.db, core)
         if problems:
             feedback = "the initial state is inconsistent:\n" + "\n".join(problems[:12])
@@ -131,7 +142,7 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
         raise Dropped("satisfied", "the goal changes nothing: the initial state already satisfies it")
 
     # 3: distractors, each group kept only if the program's effect stays the same with it.
-    groups = distractors(spec.db, core, level, seed * 1000 + index, datetime.fromisoformat(NOW).date(), spec.policy)
+    groups = distractors(spec.db, core, level, seed * 1000 + index, datetime.fromisoformat(DEFAULT_NOW).date(), spec.policy)
     kept, rejected = _orthogonal(stage, core, program.code, target, groups)
     if not kept:
         raise Dropped("distractors", "no distractor group leaves the outcome unchanged")

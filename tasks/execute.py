@@ -16,11 +16,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from domains.task_model import ToolCall
 from mcp_servers.runtime import Episode
 from sandbox.guard import UnsafeCode, check_source
 from sandbox.policy import CHAIN_PROGRAMS, Policy
 from tasks.chain_forks import ChainTemplate, Fork, TemplateError
-from tasks.model import ToolCall
 
 _templates: dict[Policy, ChainTemplate] = {}  # by policy (its memory limit included), started on first use
 _lock = threading.Lock()  # one program at a time: forks share their template's cgroup and scratch

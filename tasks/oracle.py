@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from agents.llm import LLM
 from domains.spec import State
 from graph.sampler import sample_chain
+from llm import LLM
 from mcp_servers.runtime import Environment
 from rollouts.agents import LLMAgent
 from rollouts.episode import run_episode

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from domains.spec import DomainSpec, State, ToolSchema
-from tasks.model import ToolCall
+from domains.task_model import ToolCall
 
 SYSTEM = ("You synthesize verifiable tasks for training tool-using agents in the {domain} domain. "
           "The environment is a database behind the tools below; every answer is checked by executing it.")

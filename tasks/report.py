@@ -6,10 +6,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from agents.llm import LLM
 from domains.report_page import write_report_page
 from domains.spec import DomainSpec
-from tasks.model import Task
+from domains.task_model import Task
+from llm import LLM
 
 
 def _write_json(path: Path, data: object) -> None:

@@ -6,8 +6,8 @@ import json
 from collections import Counter
 
 from domains.spec import DBSchema, State
+from domains.task_model import ToolCall
 from mcp_servers.runtime import Environment
-from tasks.model import ToolCall
 from verification.reward import RewardSpec, compute_reward
 
 

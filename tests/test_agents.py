@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from agents.answers import ToolCode
+from agents.build import Run, run_pipeline
 from agents.code_agent import code_groups
-from agents.llm import LLM, LLMError, MissingStep, ScriptedBackend, StepKey, Transcript
-from agents.pipeline import Run, run_pipeline
+from agents.build import Run, run_pipeline
+from llm import LLM, LLMError, MissingStep, ScriptedBackend, StepKey, Transcript
 from tests.support.scripted_domain import answers, reading_list
 from verification.procedural import check_integrity, check_tool, open_domain, tool_names
 
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def build(out: Path, llm: LLM, **kwargs) -> dict:
-    run_pipeline(Run("reading_list", out, llm, with_graph=False, test_timeout=0.5, **kwargs))
+    run_pipeline(Run("reading_list", out, llm, test_timeout=0.5, **kwargs))
     return json.loads((out / "report.json").read_text())
 
 
@@ -113,7 +114,7 @@ def test_an_interrupted_run_resumes_without_redoing_finished_tools(tmp_path):
     backend = Counting(answers())
     transcript = Transcript(tmp_path / "transcript.jsonl")
     with pytest.raises(KeyboardInterrupt):
-        run_pipeline(Crashing("reading_list", tmp_path, LLM(backend, transcript), with_graph=False,
+        run_pipeline(Crashing("reading_list", tmp_path, LLM(backend, transcript),
                               concurrency=1, test_timeout=0.5))
     first = list(calls)
     assert "schema/-/0" in first
@@ -154,7 +155,7 @@ def test_replay_is_keyed_by_step_and_reports_changed_prompts(tmp_path):
 def _cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("MODEL", None)
-    return subprocess.run([sys.executable, "-m", "agents", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=ROOT, env=env, capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("name", ["../x", "a b", "", "Job", "x/y"])
@@ -176,7 +177,7 @@ def test_cli_unknown_domain_without_model_exits_2_and_says_how_to_configure():
 def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_path, monkeypatch):
     import litellm
 
-    from agents import llm as gateway
+    from llm import backends, roles
 
     calls = []
 
@@ -188,8 +189,8 @@ def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_pa
                                      usage={"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14})
 
     monkeypatch.setattr(litellm, "completion", completion)
-    monkeypatch.setattr(gateway.time, "sleep", lambda _s: None)
-    llm = LLM(gateway.backend_for("openai/gpt-4.1"), Transcript(tmp_path / "t.jsonl"))
+    monkeypatch.setattr(backends.time, "sleep", lambda _s: None)
+    llm = LLM(roles.backend_for("openai/gpt-4.1"), Transcript(tmp_path / "t.jsonl"))
     assert llm.structured(StepKey("code", "x"), "sys", "prompt", ToolCode).code == "pass"
     assert len(calls) == 2 and calls[1]["model"] == "openai/gpt-4.1"
     entry = llm.transcript.get("code/x/0")

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from agents.answers import DebugFix
+from agents.case_format import TestCase as Case  # aliased: a Test* name would be collected
+from agents.case_format import encode, expand
+from agents.case_writer import PER_REQUEST, write_tests
 from agents.debug_agent import apply_fix
-from agents.llm import LLM, AnswerTruncated, LLMError, ScriptedBackend, Transcript
 from agents.schema_agent import propose_tools
-from agents.test_agent import PER_REQUEST, write_tests
-from agents.test_format import TestCase, encode, expand
 from domains.spec import DBSchema, DomainSpec, ToolTest
+from llm import LLM, AnswerTruncated, LLMError, ScriptedBackend, Transcript
 from tests.support.scripted_domain import DATABASE, TOOLS, _page, _tests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +60,7 @@ def test_the_compact_format_re_expands_to_every_recorded_test_of_job_seeking():
 
 def test_a_setup_that_does_not_fit_the_fixture_is_refused():
     db = DBSchema.model_validate({"tables": DATABASE["tables"]})
-    case = TestCase(name="x", kind="rejection", setup={"book": {"deleted": ["BK-0404"]}}, expect_error="NotFound")
+    case = Case(name="x", kind="rejection", setup={"book": {"deleted": ["BK-0404"]}}, expect_error="NotFound")
     with pytest.raises(ValueError, match="BK-0404"):
         expand({"book": [{"book_id": "BK-0001", "title": "t", "author": "a", "added_at": "2025-01-01T00:00:00"}]},
                [case], db)
@@ -137,11 +138,11 @@ def test_tests_that_never_complete_fail_the_tool_not_the_run(tmp_path):
 
 
 def test_a_debug_fix_patches_only_the_cases_it_names():
-    cases = [TestCase(name="a", kind="success", arguments={"x": 1}), TestCase(name="b", kind="rejection",
+    cases = [Case(name="a", kind="success", arguments={"x": 1}), Case(name="b", kind="rejection",
                                                                               expect_error="NotFound")]
     fix = DebugFix(diagnosis="b expects the wrong error", fix="tests",
-                   cases=[TestCase(name="b", kind="rejection", expect_error="InvalidInput"),
-                          TestCase(name="c", kind="rejection", expect_error="Conflict")])
+                   cases=[Case(name="b", kind="rejection", expect_error="InvalidInput"),
+                          Case(name="c", kind="rejection", expect_error="Conflict")])
     fixture, patched = apply_fix(fix, {"book": []}, cases)
     assert fixture == {"book": []}
     assert [(c.name, c.expect_error) for c in patched] == [("a", None), ("b", "InvalidInput"), ("c", "Conflict")]
@@ -153,7 +154,7 @@ _BOOK = {"book_id": "BK-0001", "title": "Dune", "author": "Frank Herbert", "page
 
 def _expand_one(setup: dict, **fields):
     db = DBSchema.model_validate({"tables": DATABASE["tables"]})
-    case = TestCase(name="x", kind="rejection", setup=setup, expect_error="Conflict", **fields)
+    case = Case(name="x", kind="rejection", setup=setup, expect_error="Conflict", **fields)
     return expand({"book": [dict(_BOOK)]}, [case], db)[0]
 
 
@@ -170,7 +171,7 @@ def test_a_setup_row_like_a_fixture_row_is_that_row_with_its_own_columns():
 def test_a_fixture_row_like_an_earlier_one_is_that_row_with_its_own_columns():
     db = DBSchema.model_validate({"tables": DATABASE["tables"]})
     fixture = {"book": [dict(_BOOK), {"like": "BK-0001", "book_id": "BK-0002", "title": "Emma", "pages": None}]}
-    case = TestCase(name="x", kind="rejection", expect_error="Conflict")
+    case = Case(name="x", kind="rejection", expect_error="Conflict")
     assert expand(fixture, [case], db)[0].initial_state["book"] == [
         _BOOK, {**_BOOK, "book_id": "BK-0002", "title": "Emma", "pages": None}]
     later = {"book": [{"like": "BK-0002", "book_id": "BK-0003"}, dict(_BOOK, book_id="BK-0002")]}

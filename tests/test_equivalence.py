@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from domains.spec import DomainSpec, ToolSchema
-from mcp_servers.schemas import ArgumentError, ArgumentValidator
+from domains.tool_schemas import ArgumentError, ArgumentValidator
 from verification.equivalence import proved_equivalent
 from verification.mutation import mutants
 from verification.procedural import tool_sources

@@ -10,12 +10,11 @@ import json
 import litellm
 import pytest
 from pydantic import BaseModel, Field
-
-from agents.database_agent import design_database
-from agents.llm import LLM, LiteLLMBackend, LLMError, ScriptedBackend, StepKey, Transcript, strict_schema
-from domains.spec import ToolSchema
 from starlette.responses import JSONResponse
 
+from agents.database_agent import design_database
+from domains.spec import ToolSchema
+from llm import LLM, LiteLLMBackend, LLMError, ScriptedBackend, StepKey, Transcript, strict_schema
 from tests.support.model_endpoint import ModelEndpoint, asked
 
 
@@ -277,12 +276,12 @@ class FailingFor(ScriptedBackend):
 
 
 def test_a_tool_the_model_never_answered_for_is_reported_apart_and_the_run_exits_non_zero(tmp_path):
-    from agents.__main__ import execute
-    from agents.pipeline import Run
+    from agents.build import Run
+    from pipeline.run import build_domain
     from tests.support.scripted_domain import answers
 
     llm = LLM(FailingFor(answers(), "get_book"), Transcript(tmp_path / "transcript.jsonl"))
-    code = execute(Run("reading_list", tmp_path, llm, with_graph=False, test_timeout=0.5))
+    code = build_domain(Run("reading_list", tmp_path, llm, test_timeout=0.5), with_graph=False)
     tools = json.loads((tmp_path / "report.json").read_text())["tools"]
     assert code == 3
     assert tools["dropped_model_failed"] == ["get_book"] and "get_book" in tools["dropped"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from agents.llm import LLM, LiteLLMBackend, RoleBackend, StepKey, Transcript, backend_for, model_for, role_models
+from llm import LLM, LiteLLMBackend, RoleBackend, StepKey, Transcript, backend_for, model_for, role_models
 from tests.support.model_endpoint import ModelEndpoint
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.llm import LLM, ScriptedBackend, Transcript
 from domains.spec import DomainSpec
 from graph import match
 from graph.build import build_graph, load_graph, write_graph
 from graph.calibrate import labelled_domain, measure, scored_pairs
+from llm import LLM, ScriptedBackend, Transcript
 
 
 def P(name, type, concept, description, required=True, **extra):

@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from agents.llm import LLM, LLMError, ScriptedBackend, Transcript
 from domains.spec import DomainSpec, ToolSchema
 from graph import model
 from graph.build import write_graph
@@ -17,6 +16,7 @@ from graph.classify import classify
 from graph.refine import CHUNK, chunks, prompt, refine
 from graph.render import drawn
 from graph.sampler import sampleable
+from llm import LLM, LLMError, ScriptedBackend, Transcript
 
 
 def tool(name, params=(), outs=(), mutates=False, **extra) -> ToolSchema:

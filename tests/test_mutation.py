@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from agents.pipeline import assemble_tools
+from agents.build import assemble_tools
 from domains.db_layer import compile_db
 from domains.spec import DBSchema, DomainSpec
 from tests.support.scripted_domain import ADD_BOOK, DATABASE, MARK_READ, TOOLS, _tests

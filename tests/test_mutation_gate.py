@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agents.llm import LLM, ScriptedBackend, Transcript
-from agents.pipeline import Run, run_pipeline
+from agents.build import Run, run_pipeline
+from llm import LLM, ScriptedBackend, Transcript
 from tests.support.scripted_domain import answers
 
 pytestmark = pytest.mark.slow  # the module builds a domain through the pipeline with its gate
@@ -35,7 +35,7 @@ GATE = {
 def gated(tmp_path_factory):
     out = tmp_path_factory.mktemp("gated")
     llm = LLM(ScriptedBackend({**answers(), **GATE}), Transcript(out / "transcript.jsonl"))
-    run_pipeline(Run("reading_list", out, llm, with_graph=False, test_timeout=0.5, mutation_rounds=2))
+    run_pipeline(Run("reading_list", out, llm, test_timeout=0.5, mutation_rounds=2))
     return out, json.loads((out / "report.json").read_text())
 
 

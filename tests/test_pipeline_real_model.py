@@ -2,7 +2,7 @@
 an OpenAI-compatible endpoint (tests/support/transcript_endpoint.py), once per way real models and servers
 answer. Each test runs what a user runs,
 
-    python -m agents job_seeking --model openai/recorded --out DIR --no-graph
+    python -m pipeline job_seeking --model openai/recorded --out DIR --no-graph
 
 with API_BASE pointing at the endpoint, and asserts the outcome the user should get: the bundled
 domain's verified tools, byte for byte, where the behaviour is recoverable; a clear non-zero exit
@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from agents.code_agent import code_groups
-from agents.llm import LLM, LiteLLMBackend, StepKey
 from domains.spec import DomainSpec
+from llm import LLM, LiteLLMBackend, StepKey
 from tests.support.transcript_endpoint import JOB_SEEKING, Behaviour, Steps, TranscriptEndpoint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,7 +76,7 @@ def run_agents(endpoint: TranscriptEndpoint, out: Path, **env: str) -> subproces
 
 
 def command(out: Path) -> list[str]:
-    return [sys.executable, "-m", "agents", "job_seeking", "--model", "openai/recorded", "--out", str(out),
+    return [sys.executable, "-m", "pipeline", "job_seeking", "--model", "openai/recorded", "--out", str(out),
             "--no-graph"]
 
 

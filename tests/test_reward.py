@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph import embeddings
+from llm import embeddings
 from tests.support.reward_cases import PARAPHRASES, PHONE_NOTES, SCHEMA, TECH_NOTES, WAITING
 from verification.reward import (
     CALIBRATED_THRESHOLDS,

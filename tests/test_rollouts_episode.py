@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agents.llm import LLM, ScriptedBackend, Transcript
+from llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.runtime import Environment
 from rollouts import (AgentAction, Limits, LLMAgent, LLMUser, NoopAgent, ReferenceAgent, ToolCall,
                       oracle_best_of_k, run_task)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agents.llm import LLM, ScriptedBackend, Transcript, prompt_hash
+from llm import LLM, ScriptedBackend, Transcript, prompt_hash
 from rollouts import STOP, LLMAgent, LLMUser, run_episode
 from rollouts.__main__ import main
 from rollouts.evaluate import EvalConfig, RunMismatch, evaluate, mcp_server, replay_transcript

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from domains.spec import ToolSchema
-from mcp_servers.schemas import ArgumentError, ArgumentValidator, annotations, input_schema, openai_function
+from domains.tool_schemas import ArgumentError, ArgumentValidator, annotations, input_schema, openai_function
 
 TOOL = ToolSchema.model_validate({
     "name": "schedule_interview", "description": "Schedule an interview.", "mutates": True, "destructive": False,

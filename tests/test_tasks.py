@@ -10,14 +10,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from agents.llm import LLM, ScriptedBackend, Transcript
 from domains.spec import DomainSpec
+from domains.task_model import SCHEMA_PATH, json_schema
 from graph.model import from_json
+from llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.runtime import CallResult, Environment
 from tasks import execute, expand
 from tasks.build import Dropped, Stage, _execute, _orthogonal, build_task, effect
 from tasks.execute import run_chain
-from tasks.model import SCHEMA_PATH, json_schema
 from tasks.state import check_state, distractors, merge
 from tests.support.tool_graph import JOBS
 

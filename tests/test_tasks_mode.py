@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tasks.mode import argument_sources, task_mode
-from tasks.model import Task
+from domains.task_model import Task
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILE = {"name": "Jennifer Walker", "email": "jennifer.walker@example.com"}

@@ -12,7 +12,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from agents.llm import LLM, LiteLLMBackend, Transcript, native_message, schema_text
+from llm import LLM, LiteLLMBackend, Transcript, native_message, schema_text
 from domains.spec import DomainSpec
 from graph.model import from_json
 from mcp_servers.runtime import Environment

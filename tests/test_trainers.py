@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from domains.task_model import task_ids
 from mcp_servers.control_token import TOKEN_ENV
 from mcp_servers.runtime import resolve_domain
 from rollouts.evaluate import mcp_server
-from tasks.model import task_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINERS = ROOT / ".venv-trainers" / "bin" / "python"

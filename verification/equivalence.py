@@ -3,7 +3,7 @@
 Two kinds of change cannot alter what a tool does for any call that reaches it, and they are
 the most common survivors of well-tested code:
 - **A change under a guard argument validation already decides.** The server refuses a call
-  whose arguments do not fit the schema before the tool runs (mcp_servers.schemas), so in
+  whose arguments do not fit the schema before the tool runs (domains.tool_schemas), so in
   `if note_type not in NOTE_TYPES: raise ...` with `note_type` an enum of those values, the
   guard is never true and whatever it guards never runs. The guard is evaluated for every
   argument value validation lets through: each allowed value of an enum or boolean, one value

@@ -15,7 +15,7 @@ Operators (our own, on the tool's AST; each mutant changes one place):
 Every mutant of a tool is defined into a sandbox in place of the tool and its procedural tests
 run against it: a mutant is killed when a test fails, survived when all pass, and invalid when
 it does not load (not counted). Rejection cases whose arguments the server's argument validation
-(mcp_servers.schemas.ArgumentValidator) refuses never reach the tool; they are flagged and left
+(domains.tool_schemas.ArgumentValidator) refuses never reach the tool; they are flagged and left
 out, since they test nothing of the tool. Generated code runs only in the sandbox; the parent
 reads the verdicts.
 """
@@ -34,7 +34,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from domains.spec import DomainSpec, ToolTest
-from mcp_servers.schemas import ArgumentError, ArgumentValidator
+from domains.tool_schemas import ArgumentError, ArgumentValidator
 from verification.equivalence import proved_equivalent
 from sandbox.guard import parse
 from verification.procedural import tool_names, tool_sources

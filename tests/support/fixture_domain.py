@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.llm import LLM, ScriptedBackend, Transcript
-from agents.pipeline import Run, run_pipeline
+from agents.build import Run, run_pipeline
+from llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.http_process import Served
 from mcp_servers.http_process import http_server as served_over_http
 from tests.support.scripted_domain import answers
@@ -88,7 +88,7 @@ def build_fixture_domain(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     domain = out / "reading_list"
     llm = LLM(ScriptedBackend(answers()), Transcript(out / "transcript.jsonl"))
-    run_pipeline(Run("reading_list", domain, llm, with_graph=False, test_timeout=0.5))
+    run_pipeline(Run("reading_list", domain, llm, test_timeout=0.5))
 
     tools_py = domain / "tools.py"
     tools_py.write_text(tools_py.read_text().rstrip("\n") + "\n" + "".join(

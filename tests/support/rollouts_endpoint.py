@@ -1,7 +1,7 @@
 """A local OpenAI-compatible endpoint answering from recorded answers, keyed by the request.
 
 POST /v1/chat/completions looks the request up by its messages and, when it sends tools, its
-tools (agents.llm.prompt_hash) and answers with the recorded answer, as a real model would have:
+tools (llm.prompt_hash) and answers with the recorded answer, as a real model would have:
 text as the message's content, or, for a request with tools, the recorded assistant message with
 its tool_calls. An unknown request gets a 404, which litellm raises as an error.
 """
@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from agents.llm import count_tokens, prompt_hash
+from llm import count_tokens, prompt_hash
 from tests.support.model_endpoint import LocalServer
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 
+from agents.case_format import encode
 from agents.code_agent import code_groups
-from agents.llm import StepKey
-from agents.test_format import encode
 from domains.spec import DBSchema, DomainSpec, ToolTest
+from llm import StepKey
 
 TOOLS = [
     {

@@ -9,7 +9,7 @@ with a 400 and listed in `unknown`.
 
 The answer comes in the shape the request asked for: a forced tool call's arguments, or the
 message content (JSON mode, a JSON schema, plain text). `max_tokens` is honoured: a longer
-answer (agents.llm.count_tokens) is cut to that many tokens with finish_reason "length"
+answer (llm.count_tokens) is cut to that many tokens with finish_reason "length"
 (`cap` is the server's own limit on top of it).
 
 `Behaviour`s inject what real models and servers do, each on the steps a `Steps` selects and at
@@ -39,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from agents.llm import compact_json, count_tokens, prompt_hash
+from llm import compact_json, count_tokens, prompt_hash
 from tests.support.model_endpoint import LocalServer, _forced_tool, asked
 
 JOB_SEEKING = Path(__file__).resolve().parents[2] / "domains" / "job_seeking" / "transcript.jsonl"

@@ -1,13 +1,13 @@
-"""`python -m tasks.author NAME [--n N] [--seed S]`: record the bundled task transcript.
+"""`python -m domains.job_seeking.author_tasks [--n N] [--seed S]`: record job_seeking's task transcript.
 
 The bundled domains ship without a model, so their task-stage answers are authored: this
 module stands in for the model, answering each real prompt of the stage (a scripted backend,
-as agents.author does for the domain) the way a model would have: it picks one of the
+as pipeline.author does for the domain) the way a model would have: it picks one of the
 scenarios below that best covers the prompt's seed chain, fills it with Faker values, and
 answers the gate and reward-policy questions from the numbers in the prompt. A few first
 answers are deliberately wrong (a misspelt lookup, a dangling foreign key, a leaked record id)
 so that the recorded run shows the stage repairing them. Everything is recorded through the
-gateway into domains/NAME/tasks/transcript.jsonl, which `make tasks` then replays.
+gateway into domains/job_seeking/tasks/transcript.jsonl, which `make tasks` then replays.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 
 from faker import Faker
 
-from agents.llm import LLM, StepKey, Transcript, count_tokens
+from llm import LLM, StepKey, Transcript, count_tokens
 from tasks.__main__ import DEFAULT_N, DEFAULT_SEED, DOMAINS, run_stage
 
 STAMP = "2025-02-10T10:00:00"
@@ -299,8 +299,8 @@ class AuthorBackend:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tasks.author", description=__doc__)
-    parser.add_argument("name")
+    parser = argparse.ArgumentParser(prog="python -m domains.job_seeking.author_tasks", description=__doc__)
+    parser.add_argument("name", nargs="?", default="job_seeking", help="the folder under domains/ (default job_seeking)")
     parser.add_argument("--n", type=int, default=DEFAULT_N)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)

@@ -1,18 +1,18 @@
-"""`python -m agents NAME [--model MODEL]`: build a domain universe (what `make domain` runs)."""
+"""`python -m pipeline NAME [--model MODEL]`: build a domain universe (what `make domain` runs).
+
+The verified tools, the tool graph, the report page and the tasks, in that order (pipeline/run.py).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 
-from agents.llm import IDENT_HELP, LLM, LLMError, MissingStep, Transcript, backend_for, valid_name
-from agents.pipeline import Run, run_pipeline
-from domains.report_page import write_report_page
-
-DOMAINS = Path(__file__).resolve().parent.parent / "domains"
+from agents.build import Run, checkpoint_path
+from domains.spec import IDENT_HELP, valid_name
+from llm import LLM, Transcript, backend_for
+from pipeline.run import DOMAINS, build_domain, task_stage
 
 NO_MODEL = """worldsmith: there is no recorded transcript for the domain {name!r}, and no model is configured
 to synthesize it. Set MODEL to any litellm model string and the key its provider needs, for example
@@ -23,12 +23,12 @@ domains/{name}/transcript.jsonl, so later runs replay offline."""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agents", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m pipeline", description=__doc__)
     parser.add_argument("name", help="domain keyword, a snake_case identifier such as job_seeking")
     parser.add_argument("--model", default=None, help="litellm model string; without it the transcript is replayed")
     parser.add_argument("--concurrency", type=int, default=2, help="tools built at once (default 2)")
     parser.add_argument("--fresh", action="store_true", help="ignore an interrupted run's checkpoint")
-    parser.add_argument("--no-graph", action="store_true", help="stop after the verified tools")
+    parser.add_argument("--no-graph", action="store_true", help="stop after the verified tools (no graph, no tasks)")
     parser.add_argument("--mutation-rounds", type=int, default=None,
                         help="mutation-gate requests per verified tool (default 2 with a model, or when the "
                              "replayed transcript recorded the gate; 0 turns it off)")
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     transcript = Transcript(transcript_path)
-    if args.model and not (out / ".checkpoints.sqlite").exists():
+    if args.model and not checkpoint_path(out).exists():
         transcript.clear()  # a new recording replaces the old one
     llm = LLM(backend_for(args.model), transcript)
     gate = args.mutation_rounds
@@ -54,53 +54,14 @@ def main(argv: list[str] | None = None) -> int:
         gate = 2 if args.model or any(k.startswith("mutants/") for k in transcript.entries) else 0
     # the policy step runs with a model, and on replay when the transcript recorded it
     with_policy = bool(args.model) or any(k.startswith("policy/") for k in transcript.entries)
-    code = execute(Run(args.name, out, llm, concurrency=args.concurrency, with_graph=not args.no_graph,
-                       mutation_rounds=gate, with_policy=with_policy), args.fresh)
+    code = build_domain(Run(args.name, out, llm, concurrency=args.concurrency, mutation_rounds=gate,
+                            with_policy=with_policy), args.fresh, with_graph=not args.no_graph)
     if code == 0 and not args.no_graph:
         if out != DOMAINS / args.name:  # the task stage reads and writes domains/NAME only
             print(f"worldsmith: task stage skipped: it runs on domains/{args.name}/, not {out}", file=sys.stderr)
             return code
-        from tasks.__main__ import after_domain  # the task stage, with its own transcript
-
-        code = after_domain(args.name, args.model)
+        code = task_stage(args.name, args.model)
     return code
-
-
-def execute(run: Run, fresh: bool = False) -> int:
-    """Run the pipeline, save what was recorded, and report; shared by the authoring entry point."""
-    started = time.perf_counter()
-    where = f"domains/{run.domain}" if run.out == DOMAINS / run.domain else str(run.out)
-    try:
-        state = run_pipeline(run, fresh=fresh)
-    except MissingStep as error:
-        print(f"worldsmith: replay stopped: {error}. Re-record with MODEL=<litellm model>.", file=sys.stderr)
-        return 1
-    except LLMError as error:  # a whole stage (schema, database) could not be completed
-        print(f"worldsmith: the run stopped: {error}. The domain was not written; every exchange so far is in "
-              f"{where}/transcript.jsonl.", file=sys.stderr)
-        return 1
-    finally:
-        if not run.llm.replaying:
-            run.llm.transcript.save()
-    timings = {"total_seconds": round(time.perf_counter() - started, 3), "stages": state.get("timings", {})}
-    (run.out / "timings.json").write_text(json.dumps(timings, indent=2, sort_keys=True) + "\n")
-    if run.llm.changed_prompts:
-        print(f"worldsmith: {len(run.llm.changed_prompts)} replayed steps were recorded with a different prompt "
-              f"(the answers were served as recorded): {', '.join(run.llm.changed_prompts[:10])}", file=sys.stderr)
-    write_report_page(run.out)
-    print(f"worldsmith: {run.domain} written to {where}/ in {timings['total_seconds']:.1f} s "
-          f"(report.md: what was built and how well it is tested)", file=sys.stderr)
-    tools = json.loads((run.out / "report.json").read_text())["tools"]
-    if not tools["verified"]:
-        print(f"worldsmith: no tool of {run.domain} was verified (see {where}/report.json, "
-              f"dropped_reasons): the domain is not usable.", file=sys.stderr)
-        return 1
-    if tools.get("dropped_model_failed"):
-        print(f"worldsmith: {len(tools['dropped_model_failed'])} tool(s) were dropped because the model failed, not "
-              f"because their tests did: {', '.join(tools['dropped_model_failed'])} (report.json: "
-              f"tools.dropped_model_failed). The domain was written without them.", file=sys.stderr)
-        return 3
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The task file format: domains/<name>/tasks/<id>.json (JSON Schema: tasks/task.schema.json)."""
+"""The task file format: domains/<name>/tasks/<id>.json (JSON Schema: domains/task.schema.json)."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def task_ids(domain_dir: Path) -> list[str]:
 
 
 def json_schema() -> str:
-    """The published JSON Schema of a task file, as written to tasks/task.schema.json."""
+    """The published JSON Schema of a task file, as written to domains/task.schema.json."""
     schema = Task.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "worldsmith task"

@@ -1,11 +1,12 @@
-"""The domain-foundation pipeline, wired as a resumable LangGraph.
+"""The tool-building stages, wired as a resumable LangGraph.
 
 schema → database → [policy] → compile_db → build_tools (one per code request's group of tools,
-concurrently) → assemble → graph
+concurrently) → assemble
 
 Each node is a plain function over the run's state; the LLM, the sandboxes and the output
 folder live in a `Run`, outside the checkpointed state. A SQLite checkpointer under the domain
-folder lets an interrupted run resume: finished tools are not built again.
+folder lets an interrupted run resume: finished tools are not built again. The stages after
+these (the tool graph, tasks) are run by the orchestrator, `pipeline`.
 """
 
 from __future__ import annotations
@@ -25,19 +26,19 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
+from agents.case_format import expand, resolve_fixture
+from agents.case_writer import write_tests
 from agents.code_agent import code_groups, write_tools
 from agents.database_agent import design_database
 from agents.debug_agent import apply_fix, propose_fix
-from agents.llm import LLM, LLMError, MissingStep
 from agents.mutation_agent import harden
 from agents.mutation_agent import summarise as summarise_mutation
 from agents.policy_agent import policy_report, state_policy
 from agents.schema_agent import propose_tools
-from agents.test_agent import write_tests
-from agents.test_format import expand, resolve_fixture
 from domains.db_layer import compile_db, integrity_cases, integrity_json
 from domains.policy import render as render_policy
 from domains.spec import DomainSpec, ToolSchema, ToolTest
+from llm import LLM, LLMError, MissingStep
 from mcp_servers.sample_state import build_sample_state, merged_sample_state
 from verification.blind_spots import blind_spots
 from sandbox.guard import parse
@@ -56,7 +57,6 @@ class State(TypedDict, total=False):
     db_source: str
     results: Annotated[dict, _merge]
     timings: Annotated[dict, _merge]
-    graph: dict
 
 
 @dataclass
@@ -69,7 +69,6 @@ class Run:
     concurrency: int = 2
     debug_budget: int = 3
     test_timeout: float = 2.0
-    with_graph: bool = True
     mutation_rounds: int = 0  # mutation-gate requests per verified tool (0: the gate is off)
     with_policy: bool = False  # ask for the domain's policy (policy/-/0) after the database
     _pool: queue.Queue | None = None
@@ -271,21 +270,6 @@ class Run:
         self.log(f"assemble: {len(verified)} verified, {len(report['tools']['dropped'])} dropped")
         return {}
 
-    def graph(self, state: State) -> State:
-        from graph.build import build_graph, write_graph
-
-        t = time.perf_counter()
-        spec = DomainSpec.model_validate(state["spec"])
-        verified = sorted(n for n, r in state["results"].items() if r["status"] == "verified")
-        g = build_graph(spec, verified, self.llm, cache_dir=self.out / ".embeddings")
-        stats = write_graph(g, self.out)
-        report = json.loads((self.out / "report.json").read_text())
-        report["graph"] = stats
-        report["tokens"] = self.llm.transcript.tokens()
-        write_json(self.out / "report.json", report)
-        self.log(f"graph: {stats.get('edges', '?')} edges")
-        return {"graph": stats, "timings": {"graph": time.perf_counter() - t}}
-
     def compiled(self, checkpointer) -> object:
         builder = StateGraph(State)
         builder.add_node("schema", self.schema)
@@ -303,12 +287,7 @@ class Run:
             builder.add_edge("database", "compile_db")
         builder.add_conditional_edges("compile_db", self.fan_out, ["build_tools"])
         builder.add_edge("build_tools", "assemble")
-        if self.with_graph:
-            builder.add_node("graph", self.graph)
-            builder.add_edge("assemble", "graph")
-            builder.add_edge("graph", END)
-        else:
-            builder.add_edge("assemble", END)
+        builder.add_edge("assemble", END)
         return builder.compile(checkpointer=checkpointer)
 
 
@@ -369,10 +348,19 @@ def write_domain(out: Path, spec: DomainSpec, db_source: str, verified: dict[str
         policy_md.write_text(render_policy(spec.name, spec.description, spec.policy, tools=sorted(verified)))
 
 
-def run_pipeline(run: Run, fresh: bool = False) -> dict:
-    """Run (or resume) the pipeline for `run.domain`; returns the final state."""
+def checkpoint_path(out: Path) -> Path:
+    """Where an unfinished build of the domain in `out` keeps its checkpoint."""
+    return out / ".checkpoints.sqlite"
+
+
+def run_pipeline(run: Run, fresh: bool = False, keep_checkpoint: bool = False) -> dict:
+    """Run (or resume) the tool-building stages for `run.domain`; returns the final state.
+
+    With `keep_checkpoint` the finished state stays in the checkpoint, for a caller whose later
+    stages may yet stop: run again, this returns that state without building anything, and the
+    caller removes the checkpoint (`checkpoint_path`) once every stage is done."""
     run.out.mkdir(parents=True, exist_ok=True)
-    db_path = run.out / ".checkpoints.sqlite"
+    db_path = checkpoint_path(run.out)
     if fresh and db_path.exists():
         db_path.unlink()
     conn = sqlite3.connect(str(db_path), check_same_thread=False)
@@ -383,10 +371,14 @@ def run_pipeline(run: Run, fresh: bool = False) -> dict:
         if snapshot.next:
             run.log(f"resuming {run.domain} at {', '.join(snapshot.next)}")
             state = graph.invoke(None, config)
+        elif snapshot.values:  # finished before, and a later stage stopped
+            run.log(f"resuming {run.domain} after the verified tools")
+            state = snapshot.values
         else:
             state = graph.invoke({"domain": run.domain, "results": {}, "timings": {}}, config)
     finally:
         conn.close()
         run.close()
-    db_path.unlink(missing_ok=True)  # finished: the next run starts from the transcript again
+    if not keep_checkpoint:
+        db_path.unlink(missing_ok=True)  # finished: the next run starts from the transcript again
     return state

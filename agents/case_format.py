@@ -17,14 +17,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from domains.spec import Changes, DBSchema, ErrorName, State, TableChanges, ToolTest
+from domains.db_runtime import DEFAULT_NOW, ErrorName
+from domains.spec import Changes, DBSchema, State, TableChanges, ToolTest
 
 
+# Named TestCase because the answer's type is shown to the model under this name: renaming the
+# class would change every recorded prompt.
 class TestCase(BaseModel):
     """One case: the fixture's differences, one call and the expected outcome."""
 
     model_config = ConfigDict(extra="forbid")
-    __test__ = False  # not a pytest class
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
     kind: Literal["success", "rejection"]
@@ -33,7 +35,7 @@ class TestCase(BaseModel):
     expect_return: Any = None
     expect_changes: Changes = Field({}, description="success cases: the exact state change of the call")
     expect_error: ErrorName | None = None
-    now: str | None = Field(None, description="the episode clock, when not the default 2025-03-01T09:00:00")
+    now: str | None = Field(None, description=f"the episode clock, when not the default {DEFAULT_NOW}")
 
 
 def primary_keys(schema: DBSchema) -> dict[str, str]:

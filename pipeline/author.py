@@ -1,4 +1,4 @@
-"""`python -m agents.author NAME ANSWERS.json... [--no-graph]`: record a transcript from hand-written answers.
+"""`python -m pipeline.author NAME ANSWERS.json... [--no-graph]`: record a transcript from hand-written answers.
 
 For bundled domains and fixtures: the answers (step key → answer object, or a string for a
 deliberately malformed answer) are served by a scripted model, on top of the answers already
@@ -12,9 +12,10 @@ import json
 import sys
 from pathlib import Path
 
-from agents.__main__ import DOMAINS, execute
-from agents.llm import LLM, ScriptedBackend, Transcript, valid_name
-from agents.pipeline import Run
+from agents.build import Run
+from domains.spec import valid_name
+from llm import LLM, ScriptedBackend, Transcript
+from pipeline.run import DOMAINS, build_domain, task_stage
 
 
 def main(argv: list[str]) -> int:
@@ -33,12 +34,10 @@ def main(argv: list[str]) -> int:
     transcript.clear()
     gate = 2 if any(key.startswith("mutants/") for key in answers) else 0  # the mutation gate, when scripted
     with_policy = any(key.startswith("policy/") for key in answers)  # the policy step, when scripted
-    code = execute(Run(name, out, LLM(backend, transcript), with_graph=with_graph, mutation_rounds=gate,
-                       with_policy=with_policy), fresh=True)
+    code = build_domain(Run(name, out, LLM(backend, transcript), mutation_rounds=gate, with_policy=with_policy),
+                        fresh=True, with_graph=with_graph)
     if code == 0 and with_graph:
-        from tasks.__main__ import after_domain  # the recorded task stage, so report.json keeps its tasks
-
-        code = after_domain(name, None)
+        code = task_stage(name, None)  # the recorded task stage, so report.json keeps its tasks
     return code
 
 

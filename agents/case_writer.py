@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 
 from agents.answers import TestPage
-from agents.llm import LLM, AnswerTruncated, LLMError, StepKey
+from agents.case_format import TestCase, describe_state, expand, resolve_fixture
 from agents.prompts import TESTS_SYSTEM
 from agents.views import describe_tables, describe_tool
-from agents.test_format import TestCase, describe_state, expand, resolve_fixture
 from domains.policy import prompt_section
 from domains.spec import DomainSpec, State, ToolSchema
+from llm import LLM, AnswerTruncated, LLMError, StepKey
 
 PER_REQUEST = 32
 # A page ends when it grows long, whatever its count: a real model's output limit (4,000 tokens in the
