@@ -52,4 +52,4 @@ def test_every_bundled_task_is_marked_and_new_applications_without_an_email_are_
         creates = [c for c in task.reference_solution if c.tool == "create_job_application"]
         email_unsaid = any(c.arguments["email"] not in task.instruction for c in creates)
         assert (task.mode == "conversational") == email_unsaid, task.id
-    assert json.loads((ROOT / "tasks" / "task.schema.json").read_text())["properties"]["mode"]
+    assert json.loads((ROOT / "domains" / "task.schema.json").read_text())["properties"]["mode"]
