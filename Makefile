@@ -6,7 +6,7 @@ UV     := $(VENV)/bin/uv
 NAME   ?= job_seeking
 MODEL  ?=
 TASK   ?=
-# A model per role, each defaulting to MODEL: the steps of that role go to it (agents/llm.py ROLES).
+# A model per role, each defaulting to MODEL: the steps of that role go to it (llm/roles.py ROLES).
 export SCHEMA_MODEL CODE_MODEL TEST_MODEL TASK_MODEL ORACLE_MODEL AGENT_MODEL USER_MODEL
 # Offline by default: nothing reaches for a model hub or litellm's price map.
 export HF_HUB_OFFLINE ?= 1

@@ -377,7 +377,7 @@ def test_agent_channel_carries_no_answers(exported, source):
     assert checked >= len(source.tasks)  # the check has something to find: ids the agent must look up
 
 
-# -- the command line and the README ------------------------------------------------------------
+# -- the command line -------------------------------------------------------------------------
 def test_bad_input_is_refused_and_keeps_earlier_exports(tmp_path, exported):
     def run(*args):
         return subprocess.run([sys.executable, "-m", "export", *args], cwd=ROOT, capture_output=True, text=True,
@@ -404,32 +404,6 @@ def test_bad_input_is_refused_and_keeps_earlier_exports(tmp_path, exported):
     assert renamed.returncode == 2 and "holds task 'task_002'" in renamed.stderr
     url = run("job_seeking", "--format", "verl", "--base-url", "ftp://x", "--out", str(out))
     assert url.returncode == 2 and "--base-url" in url.stderr
-
-
-def _readme_examples() -> list[tuple[str, str]]:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Export tasks for trainers", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```(sh|python)\n(.*?)```", section, re.S)
-
-
-@needs_trainers
-def test_readme_examples_run(tmp_path):
-    examples = _readme_examples()
-    commands = [line for kind, code in examples if kind == "sh" for line in code.splitlines()
-                if line.startswith("make export NAME=job_seeking")]
-    snippets = [code for kind, code in examples if kind == "python"]
-    assert len(commands) == 5 and len(snippets) == 5
-    for command in commands:
-        # the README's command, into a scratch folder; env and trainers-env are already set up
-        done = subprocess.run(command.split() + ["-o", "env", "-o", "trainers-env",
-                                                 f"OUT={tmp_path / 'exports' / 'job_seeking'}"],
-                              cwd=ROOT, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-    for snippet in snippets:
-        done = subprocess.run([str(TRAINERS), "-c", snippet], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / ".hf")})
-        assert done.returncode == 0, (snippet, done.stderr[-3000:])
-        assert done.stdout.strip()
 
 
 def test_a_failing_writer_leaves_the_previous_export(tmp_path, monkeypatch):

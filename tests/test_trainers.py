@@ -104,8 +104,10 @@ def test_verl_tool_and_interaction_configs_play_every_task(worldsmith_url, tmp_p
     assert out["single_turn"]["done"] and out["single_turn"]["replies"] == [""] and out["single_turn"]["score"] < 1.0
 
 
-def readme_blocks(heading: str, language: str) -> list[str]:
-    text = (ROOT / "README.md").read_text().split(f"### {heading}\n", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+def adapter_blocks(heading: str, language: str) -> list[str]:
+    """The blocks of docs/training.md's section on one adapter (under "Live adapters")."""
+    text = (ROOT / "docs" / "training.md").read_text().split("\n## Live adapters\n", 1)[1]
+    text = text.split(f"\n### {heading}\n", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
     return [block.split("```", 1)[0] for block in text.split(f"```{language}\n")[1:]]
 
 
@@ -130,27 +132,27 @@ def openenv_url(worldsmith_url):
         server.wait(10)
 
 
-@pytest.mark.parametrize("heading", ["Train with OpenEnv", "Train with verifiers", "Train with verl"])
-def test_the_readme_train_examples_run(heading, worldsmith_url, openenv_url, tmp_path):
+@pytest.mark.parametrize("heading", ["OpenEnv", "verifiers", "verl"])
+def test_the_documented_adapter_examples_run(heading, worldsmith_url, openenv_url, tmp_path):
     def ours(code: str) -> str:
         return code.replace("http://127.0.0.1:8001", openenv_url).replace("http://127.0.0.1:8000", worldsmith_url)
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     outputs = []
-    for code in readme_blocks(heading, "python"):
+    for code in adapter_blocks(heading, "python"):
         done = subprocess.run([str(TRAINERS), "-c", ours(code)], cwd=tmp_path, env=env, capture_output=True,
                               text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
         outputs.append(done.stdout)
-    for line in (line for block in readme_blocks(heading, "sh") for line in block.splitlines()):
+    for line in (line for block in adapter_blocks(heading, "sh") for line in block.splitlines()):
         command = ours(line).replace(".venv-trainers/bin/python", str(TRAINERS))
         done = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
         outputs.append(done.stdout)
     assert outputs
-    if heading == "Train with OpenEnv":
+    if heading == "OpenEnv":
         assert outputs[0].splitlines()[-1] == "True 0.0" and "None" in outputs[0]
-    if heading == "Train with verifiers":
+    if heading == "verifiers":
         assert outputs[0].split() == ["WorldsmithEnv", "38"]
-    if heading == "Train with verl":
+    if heading == "verl":
         assert (tmp_path / "verl_configs" / "tool_config.yaml").is_file()
