@@ -13,7 +13,8 @@
 by `EpisodeActor`s, so the HTTP control API, the MCP URLs and the trainers' adapters front it
 unchanged (`python -m mcp_servers NAME --transport http --ray`). Each actor holds one
 `Environment`: its template process and one confined process per episode on that actor's node,
-the sandbox unchanged. Ray places the actors (SPREAD: one per node where it can); the router
+the sandbox unchanged. The actors go to the cluster's nodes in turn (soft node affinity: Ray
+places one elsewhere when its node cannot take it); the router
 keeps each episode on the actor that holds it. `ray.init()` starts an embedded local Ray when
 RAY_ADDRESS names no cluster; nothing else in the project imports Ray.
 
@@ -42,6 +43,7 @@ from pathlib import Path
 
 import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutError, RayActorError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from domains.spec import State
 from mcp_servers.pool import PoolError
@@ -181,11 +183,14 @@ class Router:
     """Episode id -> the actor holding it; restores an episode on a live actor when its actor dies."""
 
     def __init__(self, domain: str, actors: int | None, options: dict, timeout: float) -> None:
-        alive_nodes = [n for n in ray.nodes() if n.get("Alive")]
-        count = actors or max(1, len(alive_nodes))
-        remote = ray.remote(EpisodeActor).options(scheduling_strategy="SPREAD", num_cpus=0, max_concurrency=256,
-                                                  max_restarts=0)
-        handles = [remote.remote(domain, options) for _ in range(count)]
+        nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
+        count = actors or max(1, len(nodes))
+        remote = ray.remote(EpisodeActor)
+        # the nodes in turn; soft, so Ray places an actor elsewhere when its node cannot take it (SPREAD
+        # alone, without a resource demand, left two actors on one node of two)
+        handles = [remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[n % len(nodes)], soft=True),
+                                  num_cpus=0, max_concurrency=256, max_restarts=0).remote(domain, options)
+                   for n in range(count)]
         places = ray.get([h.where.remote() for h in handles], timeout=600)
         self.actors = [_Actor(h, p["node"], p["root"]) for h, p in zip(handles, places)]
         self.timeout = timeout
