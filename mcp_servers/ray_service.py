@@ -13,8 +13,7 @@
 by `EpisodeActor`s, so the HTTP control API, the MCP URLs and the trainers' adapters front it
 unchanged (`python -m mcp_servers NAME --transport http --ray`). Each actor holds one
 `Environment`: its template process and one confined process per episode on that actor's node,
-the sandbox unchanged. The actors go to the cluster's nodes in turn (soft node affinity: Ray
-places one elsewhere when its node cannot take it); the router
+the sandbox unchanged. The actors go to the cluster's live nodes in turn; the router
 keeps each episode on the actor that holds it. `ray.init()` starts an embedded local Ray when
 RAY_ADDRESS names no cluster; nothing else in the project imports Ray.
 
@@ -186,9 +185,9 @@ class Router:
         nodes = sorted(n["NodeID"] for n in ray.nodes() if n.get("Alive"))
         count = actors or max(1, len(nodes))
         remote = ray.remote(EpisodeActor)
-        # the nodes in turn; soft, so Ray places an actor elsewhere when its node cannot take it (SPREAD
-        # alone, without a resource demand, left two actors on one node of two)
-        handles = [remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[n % len(nodes)], soft=True),
+        # the live nodes in turn (SPREAD, and soft node affinity, left both actors on one node of two
+        # now and then); a node that dies meanwhile fails the start below with Ray's error
+        handles = [remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(nodes[n % len(nodes)], soft=False),
                                   num_cpus=0, max_concurrency=256, max_restarts=0).remote(domain, options)
                    for n in range(count)]
         places = ray.get([h.where.remote() for h in handles], timeout=600)
