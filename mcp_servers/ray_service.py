@@ -124,6 +124,12 @@ class EpisodeActor:
     def health(self) -> dict:
         return {**self.env.health(), "episodes": len(self.env.episodes()), "node": self.node_id}
 
+    def initial_state(self, task_id: str | None) -> dict:
+        return self._answer(lambda: self.env.initial_state(task_id))
+
+    def expected_state(self, task_id: str) -> dict:
+        return self._answer(lambda: self.env.expected_state(task_id))
+
     def discard(self, folder: str) -> None:
         _discard(folder)
 
@@ -229,9 +235,12 @@ class Router:
         try:
             answer = ray.get(ref, timeout=self.timeout)
         except GetTimeoutError:
-            ray.cancel(ref)
-            raise EpisodeError(f"episode {episode_id!r}: {what} got no answer from its actor within "
-                               f"{self.timeout:g} s") from None
+            try:
+                ray.cancel(ref)
+            except Exception:  # noqa: BLE001 (an actor task Ray cannot cancel: its answer is dropped)
+                pass
+            about = f"episode {episode_id!r}: " if episode_id else ""
+            raise EpisodeError(f"{about}{what} got no answer from its actor within {self.timeout:g} s") from None
         if "error" in answer:
             kind, message = answer["error"]
             raise _ERRORS.get(kind, EpisodeError)(message)
@@ -340,6 +349,17 @@ class Router:
                 except Exception:  # noqa: BLE001 (a folder left behind costs disk, never a wrong state)
                     pass
 
+    def any_actor(self, method: str, *args):
+        """`method` answered by the first live actor (the next one when it dies meanwhile)."""
+        for index, actor in enumerate(self.actors):
+            if not actor.alive:
+                continue
+            try:
+                return self._get(getattr(actor.handle, method).remote(*args), method, "")
+            except RayActorError:
+                self._mark_dead(index)
+        raise EpisodeError(f"no live actor can answer {method}: every one of them died")
+
     def forget(self, episode_id: str) -> None:
         with self._lock:
             place = self.placements.pop(episode_id, None)
@@ -392,6 +412,12 @@ class RayEnvironment(Environment):
     def handle(self, episode_id: str):
         """The actor holding the episode, for trainers on Ray: handle.call.remote(episode_id, tool, args)."""
         return self.router.handle(episode_id)
+
+    def initial_state(self, task_id: str | None = None) -> State:
+        return self.router.any_actor("initial_state", task_id)
+
+    def expected_state(self, task_id: str) -> State:
+        return self.router.any_actor("expected_state", task_id)
 
     def create_episode(self, task_id: str | None = None, episode_id: str | None = None, *,
                        state: State | None = None, restore_from: str | None = None) -> RayEpisode:

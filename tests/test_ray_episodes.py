@@ -134,6 +134,7 @@ def test_an_episode_whose_files_are_gone_names_itself_in_every_error(cluster):
         first, second = next((a, b) for a in made for b in made
                              if a is not b and env.router.placement(a.id).actor == env.router.placement(b.id).actor)
         index = env.router.placement(first.id).actor
+        assert first.state() == env.initial_state(task)
         step = env.task(task).reference_solution[0]
         assert first.call(step.tool, step.arguments).ok and second.call(step.tool, step.arguments).ok
         kept = second.state()
