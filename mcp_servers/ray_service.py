@@ -11,7 +11,7 @@
 
 `RayEnvironment` is the in-process API (mcp_servers.runtime.Environment) with its episodes served
 by `EpisodeActor`s, so the HTTP control API, the MCP URLs and the trainers' adapters front it
-unchanged (`python -m mcp_servers NAME --transport http --ray`). Each actor holds one
+unchanged (`python -m mcp_servers NAME --transport http --ray`). Each actor (mcp_servers.ray_actor) holds one
 `Environment`: its template process and one confined process per episode on that actor's node,
 the sandbox unchanged. The actors go to the cluster's live nodes in turn; the router
 keeps each episode on the actor that holds it. `ray.init()` starts an embedded local Ray when
@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, GetTimeoutErro
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from domains.spec import State
-from mcp_servers.pool import PoolError
+from mcp_servers.ray_actor import EpisodeActor
 from mcp_servers.runtime import (
     SAFE_ID,
     CallResult,
@@ -59,94 +58,6 @@ from mcp_servers.runtime import (
 ROOT = Path(__file__).resolve().parent.parent  # what the actors import the project from
 _ERRORS = {cls.__name__: cls for cls in (EpisodeError, RewardUnavailable, UnknownTask)}
 UNAVAILABLE_WAIT_S = 30.0  # how long an actor Ray calls unavailable (not dead) is waited for
-
-
-class EpisodeActor:
-    """One node's episodes: an Environment (its template and confined episode processes). Every
-    method answers {"ok": value} or {"error": [kind, message]}; Ray's own errors mean the actor died."""
-
-    def __init__(self, domain: str, options: dict) -> None:
-        self.env = Environment(domain, **options)
-        self.node_id = ray.get_runtime_context().get_node_id()
-
-    def _answer(self, work) -> dict:
-        try:
-            return {"ok": work()}
-        except (EpisodeError, RewardUnavailable, UnknownTask) as error:
-            return {"error": [type(error).__name__, str(error)]}
-        except PoolError as error:
-            return {"error": ["EpisodeError", str(error)]}
-
-    def where(self) -> dict:
-        return {"node": self.node_id, "root": self.env.pool.root, "pid": os.getpid()}
-
-    def create(self, task_id: str | None, episode_id: str, state: State | None = None,
-               restore_from: str | None = None, calls: int = 0) -> dict:
-        def work() -> dict:
-            episode = self.env.create_episode(task_id, episode_id, state=state, restore_from=restore_from)
-            episode.calls = calls
-            if restore_from:  # its old folder (a dead actor's) is not needed any more
-                _discard(restore_from)
-            return {"info": episode.info(), "folder": self.env.pool.folder(episode.id), "node": self.node_id}
-        return self._answer(work)
-
-    def call(self, episode_id: str, tool: str, arguments: dict | None = None) -> dict:
-        def work() -> dict:
-            episode = self.env.get_episode(episode_id)
-            out = episode.call(tool, arguments)
-            return {**out.as_dict(), "seconds": out.seconds, "tool_seconds": out.tool_seconds, "calls": episode.calls}
-        return self._answer(work)
-
-    def info(self, episode_id: str) -> dict:
-        return self._answer(lambda: self.env.get_episode(episode_id).info())
-
-    def state(self, episode_id: str) -> dict:
-        return self._answer(lambda: self.env.get_episode(episode_id).state())
-
-    def reward(self, episode_id: str) -> dict:
-        return self._answer(lambda: self.env.get_episode(episode_id).reward())
-
-    def reset(self, episode_id: str) -> dict:
-        def work() -> dict:
-            episode = self.env.get_episode(episode_id)
-            episode.reset()
-            return episode.info()
-        return self._answer(work)
-
-    def close(self, episode_id: str) -> dict:
-        def work() -> None:
-            try:
-                self.env.get_episode(episode_id).close()
-            except EpisodeError:
-                pass  # closed already
-        return self._answer(work)
-
-    def health(self) -> dict:
-        return {**self.env.health(), "episodes": len(self.env.episodes()), "node": self.node_id}
-
-    def initial_state(self, task_id: str | None) -> dict:
-        return self._answer(lambda: self.env.initial_state(task_id))
-
-    def expected_state(self, task_id: str) -> dict:
-        return self._answer(lambda: self.env.expected_state(task_id))
-
-    def discard(self, folder: str) -> None:
-        _discard(folder)
-
-    def shutdown(self) -> None:
-        self.env.close()
-
-
-def _discard(folder: str) -> None:
-    """Remove a dead pool's folder (its tmpfs mounts first); what cannot be reached is left."""
-    from sandbox import mounts
-
-    for root, _dirs, _files in os.walk(folder, topdown=False):
-        if os.path.ismount(root):
-            mounts.unmount(root)
-    if os.path.ismount(folder):
-        mounts.unmount(folder)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass
