@@ -114,9 +114,9 @@ class Router:
         self._lock = threading.Lock()
 
     # -- placement -------------------------------------------------------------------------
-    def _pick(self, exclude: int | None = None) -> int | None:
+    def _pick(self, exclude: frozenset[int] = frozenset()) -> int | None:
         with self._lock:
-            live = [i for i, a in enumerate(self.actors) if a.alive and i != exclude]
+            live = [i for i, a in enumerate(self.actors) if a.alive and i not in exclude]
             if not live:
                 return None
             best = min(live, key=lambda i: self.actors[i].episodes)
@@ -169,6 +169,10 @@ class Router:
                 made = self._get(self.actors[index].handle.create.remote(task_id, episode_id, state), "create",
                                  episode_id)
                 break
+            except ActorUnavailableError:  # maybe alive, maybe holding it: not a reason to call it dead
+                self._release(index)
+                raise EpisodeError(f"episode {episode_id!r} was not created: its actor is unavailable for the "
+                                   "moment; try again") from None
             except RayActorError:
                 self._release(index)
                 self._mark_dead(index)
@@ -216,18 +220,20 @@ class Router:
         with place.lock:
             if place.actor != dead or place.lost:
                 return  # moved (or given up) by another request meanwhile
-            why = "no live actor is left"
+            why, tried = "no live actor is left", {dead}
             while True:
-                index = self._pick(exclude=dead)
+                index = self._pick(exclude=frozenset(tried))
                 if index is None:
                     break
+                tried.add(index)
                 ref = self.actors[index].handle.create.remote(place.task_id, episode_id, None, place.folder,
                                                               place.calls)
                 try:
                     made = self._get(ref, "restore", episode_id)
-                except RayActorError:
+                except RayActorError as error:
                     self._release(index)
-                    self._mark_dead(index)
+                    if not isinstance(error, ActorUnavailableError):
+                        self._mark_dead(index)
                     continue
                 except EpisodeError as error:
                     self._release(index)
@@ -267,8 +273,9 @@ class Router:
                 continue
             try:
                 return self._get(getattr(actor.handle, method).remote(*args), method, "")
-            except RayActorError:
-                self._mark_dead(index)
+            except RayActorError as error:
+                if not isinstance(error, ActorUnavailableError):
+                    self._mark_dead(index)
         raise EpisodeError(f"no live actor can answer {method}: every one of them died")
 
     def forget(self, episode_id: str) -> None:
@@ -290,7 +297,10 @@ class Router:
         except Exception:  # noqa: BLE001 (an actor that died meanwhile has nothing left to close)
             pass
         for actor in self.actors:
-            ray.kill(actor.handle)
+            try:
+                ray.kill(actor.handle)
+            except Exception:  # noqa: BLE001 (gone already)
+                pass
 
 
 class RayEnvironment(Environment):
