@@ -47,6 +47,36 @@ def _direct(handle, method: str, *args):
     return answer["ok"]
 
 
+def test_the_http_api_fronts_episodes_on_ray(cluster, monkeypatch):
+    """`--ray`: the control API and each episode's MCP URL, unchanged, over actors on both nodes."""
+    import asyncio
+
+    import httpx
+    from fastmcp import Client
+
+    from mcp_servers.http_process import http_server
+
+    cluster, _worker = cluster
+    monkeypatch.setenv("RAY_ADDRESS", cluster.address)
+
+    async def rollouts(served, tasks: list[str]) -> None:
+        async with httpx.AsyncClient(base_url=served.url, headers=served.headers, timeout=120) as api:
+            for task_id in tasks:
+                episode = (await api.post("/episodes", json={"task_id": task_id})).json()
+                reward = f"/episodes/{episode['episode_id']}/reward"
+                assert (await api.get(reward)).json()["reward"] < 1.0
+                task = (await api.get(f"/episodes/{episode['episode_id']}/task")).json()
+                async with Client(episode["mcp_url"]) as agent:
+                    for step in task["reference_solution"]:
+                        assert not (await agent.call_tool(step["tool"], step["arguments"])).is_error
+                assert (await api.get(reward)).json()["reward"] == 1.0
+            health = (await api.get("/health")).json()
+            assert health["actors"] == 2 and health["ok"]
+
+    with http_server("job_seeking", "--ray", "--max-calls", "0", startup_s=300, quiet=True) as served:
+        asyncio.run(rollouts(served, ["task_001", "task_002", "task_003", "task_004"]))
+
+
 def test_two_nodes_serve_rewarded_episodes_and_survive_a_node_kill(cluster):
     cluster, worker = cluster
     with RayEnvironment("job_seeking", actors=2, max_episodes=EPISODES + 8, max_calls=None) as env:
