@@ -60,6 +60,10 @@ _ERRORS = {cls.__name__: cls for cls in (EpisodeError, RewardUnavailable, Unknow
 UNAVAILABLE_WAIT_S = 30.0  # how long an actor Ray calls unavailable (not dead) is waited for
 
 
+class OutcomeUnknown(EpisodeError):
+    """The actor died during a request that is not repeated (a write); the episode was restored."""
+
+
 @dataclass
 class _Actor:
     handle: object
@@ -205,7 +209,7 @@ class Router:
                 if place.lost:
                     raise EpisodeError(place.lost) from None
                 if not repeatable:
-                    raise EpisodeError(f"episode {episode_id!r}: the actor serving it died during this {method}; "
+                    raise OutcomeUnknown(f"episode {episode_id!r}: the actor serving it died during this {method}; "
                                        f"the episode was restored from its last committed state on another "
                                        f"actor: whether this {method} was committed shows in its state (it was "
                                        f"not repeated)") from None
@@ -402,7 +406,10 @@ class RayEpisode:
             raise EpisodeError(f"episode {self.id!r} is closed")
         self.last_used = time.monotonic()
         schema = self.env.tools.get(tool)
-        out = self.env.router.call(self.id, tool, arguments, mutates=schema is None or schema.mutates)
+        try:
+            out = self.env.router.call(self.id, tool, arguments, mutates=schema is None or schema.mutates)
+        except OutcomeUnknown as error:  # what the in-process runtime answers when a tool's process dies
+            return CallResult(False, error=str(error), error_type="WorkerCrashed")
         return CallResult(out["ok"], out["result"], out["error"], out["error_type"], out["seconds"],
                           out["tool_seconds"])
 
