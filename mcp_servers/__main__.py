@@ -1,7 +1,8 @@
-"""python -m mcp_servers NAME [--task ID] [--transport stdio|http] [--host H] [--port P] [--token T]
+"""python -m mcp_servers NAME [--task ID] [--transport stdio|http] [--host H] [--port P] [--token T] [--ray]
 
 stdio: this process is one episode (the task's initial state, or the sample state).
-http:  many episodes, created and closed through the control API (routes: mcp_servers/http_app.py).
+http:  many episodes, created and closed through the control API (routes: mcp_servers/http_app.py);
+       with --ray, held by Ray actors across a cluster (mcp_servers/ray_service.py).
 
 Two channels. The agent's (stdio, or an episode's MCP URL) serves the tools and the
 instructions only: no task, reference solution, reward or state. The trainer's is the control
@@ -52,6 +53,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-episodes", type=int, default=4096, help="episodes open at once (http)")
     parser.add_argument("--idle-timeout", type=float, default=3600.0,
                         help="close http episodes unused for this many seconds (0: never)")
+    parser.add_argument("--ray", action="store_true",
+                        help="http: serve the episodes from Ray actors (mcp_servers/ray_service.py) on the cluster "
+                             "$RAY_ADDRESS names, else on an embedded local Ray")
+    parser.add_argument("--ray-actors", type=int, help="with --ray: how many actors (default: one per node)")
     return parser.parse_args(argv)
 
 
@@ -66,10 +71,15 @@ def main(argv: list[str] | None = None, extra_routes: Callable[[Environment], li
     from mcp_servers.runtime import Environment, EpisodeError, UnknownTask
     from sandbox.probe import ConfinementUnavailable
 
+    options = {"call_timeout": args.call_timeout, "max_calls": args.max_calls or None,
+               "max_episodes": args.max_episodes, "idle_timeout": args.idle_timeout if args.transport == "http" else None}
     try:
-        env = Environment(args.domain, call_timeout=args.call_timeout,
-                          max_calls=args.max_calls or None, max_episodes=args.max_episodes,
-                          idle_timeout=args.idle_timeout if args.transport == "http" else None)
+        if args.ray and args.transport == "http":
+            from mcp_servers.ray_service import RayEnvironment
+
+            env = RayEnvironment(args.domain, actors=args.ray_actors, **options)
+        else:
+            env = Environment(args.domain, **options)
     except (FileNotFoundError, ValueError, ConfinementUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -76,6 +76,19 @@ class EpisodeFiles:
         if uid is not None:
             os.chown(db, uid, uid)
 
+    def put_copy(self, path: str, source: str, uid: int | None) -> None:
+        """Another episode folder's database and WAL, copied in: its committed state (a WAL frame
+        left half-written by a killed process fails its checksum and is ignored on open)."""
+        for name in ("db", "db-wal"):
+            origin = os.path.join(source, name)
+            if name == "db-wal" and not os.path.exists(origin):
+                continue
+            target = os.path.join(path, name)
+            shutil.copyfile(origin, target)
+            os.chmod(target, 0o600)
+            if uid is not None:
+                os.chown(target, uid, uid)
+
     def remove_folder(self, path: str, mounted: bool) -> None:
         if mounted:
             mounts.unmount(path)

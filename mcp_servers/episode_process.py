@@ -36,8 +36,27 @@ from sandbox.template import Service as TemplateService
 from mcp_servers.episode_db import EpisodeDB, direct_savepoints
 
 
+class Tools:
+    """An episode's tools, each defined (its generated module run, confined) on its first call: an
+    episode pays in memory only for the tools it uses, and all of them share one namespace of
+    safe builtins instead of a copy each."""
+
+    def __init__(self, code: dict, where: str) -> None:
+        self.code, self.where, self.defined = code, where, {}
+        self.builtins = generated.safe_builtins(where)
+
+    def get(self, name: str, seconds: float):
+        fn = self.defined.get(name)
+        if fn is None and name in self.code:
+            with timeout.deadline(seconds):
+                namespace = generated.run(self.code[name], f"tools.{name}", {"__builtins__": self.builtins},
+                                          self.where)
+            fn = self.defined[name] = namespace[name]
+        return fn
+
+
 class Episode:
-    def __init__(self, channel: int, db: EpisodeDB, tools: dict, max_result_bytes: int, memory_mb: int):
+    def __init__(self, channel: int, db: EpisodeDB, tools: Tools, max_result_bytes: int, memory_mb: int):
         self.inp, self.out = os.fdopen(channel, "rb"), os.fdopen(os.dup(channel), "wb")
         self.db, self.tools = db, tools
         self.max_result_bytes, self.memory_mb = max_result_bytes, memory_mb
@@ -67,7 +86,11 @@ class Episode:
         """One tool call in one transaction the runtime owns: committed after a clean return with
         a JSON result under the size limit, rolled back otherwise. A result comes back as the
         reply's encoded body (encoded once); an error as a message."""
-        fn = self.tools.get(tool)
+        try:
+            fn = self.tools.get(tool, seconds)
+        except BaseException as failure:  # the tool's module-level code raised (or ran past the time)
+            return {"error": {"type": type(failure).__name__, "message": f"tool {tool!r} does not load: "
+                              f"{str(failure)[:2000]}", "traceback": generated.tool_traceback(failure)}}
         if fn is None:
             return {"error": {"type": "UnknownTool", "message": f"tool {tool!r} is not defined"}}
         db = self.db
@@ -142,10 +165,10 @@ class Service(TemplateService):
         timeout.install()
 
     def child(self, message: dict, fds: list[int], layers: list[str]) -> None:
-        """In the episode's process, confined: open its database, define the tools, serve."""
+        """In the episode's process, confined: open its database, serve (each tool defined on its first call)."""
         channel, template_fd = fds
         db = EpisodeDB(self.db, self.engine, self.pool, template_fd, message.get("now"), self.policy)
-        tools = {name: generated.run(code, f"tools.{name}", {}, self.where)[name] for name, code in self.code.items()}
+        tools = Tools(self.code, self.where)
         episode = Episode(channel, db, tools, message["max_result_bytes"], self.policy.memory_mb)
         episode.send(0, {"ready": True, "layers": layers})
         episode.serve()

@@ -263,7 +263,9 @@ class EpisodeProcesses:
         finally:
             proc.restoring = False
 
-    def create(self, episode_id: str, key: str, now: str | None = None) -> None:
+    def create(self, episode_id: str, key: str, now: str | None = None, files: str | None = None) -> None:
+        """A new episode's process on a copy of its template, or with `files` (another pool's episode
+        folder, whose process is gone) on a copy of that episode's files, at their last commit."""
         with self._book:
             if episode_id in self._procs:
                 raise PoolError(f"episode {episode_id!r} already exists")
@@ -276,7 +278,13 @@ class EpisodeProcesses:
                 except IdentityError as error:
                     raise PoolError(f"episode {episode_id!r} cannot start: {error}") from None
             proc.mounted = self.files.make_folder(proc.dir, proc.uid)
-            self.files.put_template(proc.dir, proc.key, proc.uid)
+            if files is None:
+                self.files.put_template(proc.dir, proc.key, proc.uid)
+            else:
+                try:
+                    self.files.put_copy(proc.dir, files, proc.uid)
+                except OSError as error:
+                    raise PoolError(f"episode {episode_id!r}: its files cannot be read ({error})") from None
             with proc.lock:
                 self._spawn(proc)
         except BaseException:
@@ -398,6 +406,10 @@ class EpisodeProcesses:
         if proc is None:
             raise PoolError(f"episode {episode_id!r} is not open")
         return proc
+
+    def folder(self, episode_id: str) -> str:
+        """The episode's folder: its database file and WAL, committed state included."""
+        return self._proc(episode_id).dir
 
     def pid(self, episode_id: str) -> int | None:
         """The episode process's pid (in this process's PID namespace)."""

@@ -114,7 +114,8 @@ class Environment:
     def __init__(self, domain: str | Path, *, workers: int | None = None, call_timeout: float = 5.0,
                  max_calls: int | None = 200, max_string_chars: int = 32_768, max_argument_bytes: int = 262_144,
                  max_episodes: int = 4096, idle_timeout: float | None = None, memory_mb: int = 1024,
-                 max_result_bytes: int = 1 << 20, disk_mb: int | None = None, unsafe_unconfined: bool = False):
+                 max_result_bytes: int = 1 << 20, disk_mb: int | None = None, unsafe_unconfined: bool = False,
+                 serve: bool = True):
         self.dir = resolve_domain(domain)
         self.spec = DomainSpec.model_validate_json((self.dir / "spec.json").read_text())
         self.name = self.spec.name
@@ -131,9 +132,11 @@ class Environment:
         policy = self.dir / "policy.md"
         self.policy = policy.read_text() if policy.is_file() else ""
         self.instructions = self.policy or self.spec.description
+        # serve=False: the domain's tools and tasks only, no episode processes here (a front for
+        # episodes served elsewhere: mcp_servers.ray_service)
         self.pool = EpisodeProcesses((self.dir / "db.py").read_text(), {n: sources[n] for n in self.tools},
                                      memory_mb=memory_mb, max_result_bytes=max_result_bytes, disk_mb=disk_mb,
-                                     max_episodes=max_episodes + 1, unsafe_unconfined=unsafe_unconfined)
+                                     max_episodes=max_episodes + 1, unsafe_unconfined=unsafe_unconfined) if serve else None
         # Threads for asynchronous calls: each waits on its episode's process, off the event loop.
         self._async = ThreadPoolExecutor(64, thread_name_prefix="worldsmith-call")
         self._lock = threading.RLock()
@@ -149,7 +152,8 @@ class Environment:
         for episode in episodes:
             episode.close()
         self._async.shutdown(wait=False, cancel_futures=True)
-        self.pool.close()
+        if self.pool is not None:
+            self.pool.close()
 
     def __enter__(self) -> Environment:
         return self
@@ -212,12 +216,14 @@ class Environment:
 
     # -- episodes ------------------------------------------------------------------------
     def create_episode(self, task_id: str | None = None, episode_id: str | None = None, *,
-                       state: State | None = None) -> Episode:
+                       state: State | None = None, restore_from: str | None = None) -> Episode:
         """A new isolated episode from a task's initial state, the sample state, or a given state.
 
         An episode from a given state has no task, hence no reward; it suits data generation
         and testing tools against a particular database. Its template is kept while the
-        environment lives, shared by every episode of an equal state.
+        environment lives, shared by every episode of an equal state. `restore_from`: the folder
+        of an episode of the same task whose process is gone (another pool's, on this machine or
+        on shared storage); the new episode starts from that episode's last committed state.
         """
         if task_id is not None and state is not None:
             raise EpisodeError("give a task or a state, not both")
@@ -234,7 +240,7 @@ class Environment:
             episode = Episode(self, episode_id, key, template, self.max_calls)
             self._episodes[episode_id] = episode
         try:
-            self.pool.create(episode_id, key, template.now)
+            self.pool.create(episode_id, key, template.now, files=restore_from)
         except BaseException:
             with self._lock:
                 self._episodes.pop(episode_id, None)
