@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from agents import schema_agent
+from agents.case_writer import kinds_needed, write_tests
 from domains.db_runtime import DEFAULT_NOW
+from domains.spec import DomainSpec
 from llm import LLM, ScriptedBackend, Transcript
-from tests.support.scripted_domain import TOOLS
+from tests.support.scripted_domain import BOOK, DATABASE, POLICY, TOOLS
 
 
 class Recording(ScriptedBackend):
@@ -54,3 +56,35 @@ def test_the_clock_rule_is_stated_from_the_first_schema_prompt(schema_prompts):
         system = " ".join(schema_prompts[step][0]["content"].split())
         assert "episode clock" in system and DEFAULT_NOW in system
         assert "never give a tool a parameter for today's date" in system
+
+
+def _spec(policy: dict | None = None) -> DomainSpec:
+    return DomainSpec.model_validate({"name": "reading_list", "description": "A reading list.", "tools": TOOLS,
+                                      "db": {"tables": DATABASE["tables"]}, "tool_tables": DATABASE["tool_tables"],
+                                      **({"policy": policy} if policy else {})})
+
+
+def test_a_tool_that_declares_no_error_is_not_re_asked_for_a_rejection_case(tmp_path):
+    spec = _spec()
+    count = {"name": "counts", "kind": "success", "expect_return": {"count": 1}}
+    backend = Recording({"tests/count_books/0": {"fixture": {"book": [BOOK]}, "cases": [count], "done": True}})
+    fixture, cases = write_tests(LLM(backend, Transcript(tmp_path / "t.jsonl")), spec, spec.tool("count_books"))
+    assert [c.name for c in cases] == ["counts"] and list(backend.asked) == ["tests/count_books/0"]
+    assert "success cases only" in backend.asked["tests/count_books/0"][-1]["content"]
+
+
+def test_a_tool_that_declares_an_error_is_still_asked_for_its_rejection_case(tmp_path):
+    spec = _spec()
+    found = {"name": "found", "kind": "success", "arguments": {"book_id": "BK-0001"},
+             "expect_return": {"book_id": "BK-0001", "title": "Dune"}}
+    missing = {"name": "missing", "kind": "rejection", "arguments": {"book_id": "BK-0009"}, "expect_error": "NotFound"}
+    backend = Recording({"tests/get_book/0": {"fixture": {"book": [BOOK]}, "cases": [found], "done": True},
+                         "tests/get_book/1": {"cases": [missing], "done": True}})
+    _, cases = write_tests(LLM(backend, Transcript(tmp_path / "t.jsonl")), spec, spec.tool("get_book"))
+    assert [c.kind for c in cases] == ["success", "rejection"]
+    assert "still need a rejection case" in backend.asked["tests/get_book/1"][-1]["content"]
+    # a rule of the policy with an error is a refusal the tool makes itself, declared or not
+    ruled = _spec({**POLICY, "preconditions": {"count_books": [{"rule": "The list is open.",
+                                                                 "error": "PreconditionFailed"}]}})
+    assert kinds_needed(ruled, ruled.tool("count_books")) == {"success", "rejection"}
+    assert kinds_needed(spec, spec.tool("count_books")) == {"success"}
