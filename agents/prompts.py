@@ -98,7 +98,15 @@ CODE_CONVENTIONS = """Tool code conventions (the code runs in a sandbox against 
   now(session) / today(session) (the episode clock: never datetime.now()), next_id(session, Model)
   (the next generated primary key), parse_date(value, field), parse_datetime(value, field),
   get_or_raise(session, Model, key) (raises NotFound), to_dict(row) (JSON-ready dict of a row).
-- Validate every argument first and raise the declared exception; never swallow errors.
+- Before the tool runs, argument validation has checked the call against the parameters' JSON Schema:
+  every required parameter is given and no unknown one; each value has its declared type exactly (an
+  integer is an int, never a bool, float or str; a number is a finite float; a boolean a bool; a string
+  a str; an array a list whose items have the declared type; an object a dict); a parameter with an enum
+  holds one of its values. An optional parameter not given (or given null) gets its declared default.
+  Do not check these again: no call reaches such a check. Check what the schema cannot say and raise
+  the declared exception: formats (parse_date / parse_datetime), empty or blank strings, numeric
+  bounds and lengths, rules between arguments, records that must exist, the preconditions. Never
+  swallow errors.
 - Write with session.add(...) / session.delete(...) and session.flush(); never commit or rollback:
   the caller owns the transaction and rolls it back when the tool raises.
 - Return a JSON-ready dict with exactly the declared output fields (rows through to_dict, dates as ISO
@@ -120,9 +128,10 @@ columns are copied (write null to clear one). `like` is for the fixture and setu
 - success cases assert the exact return value (expect_return) and the exact state change of the call
   (expect_changes; tables not listed must be unchanged).
 - rejection cases give invalid input and assert the declared exception (expect_error: NotFound,
-  InvalidInput, Conflict or PreconditionFailed); the state must stay unchanged. Prefer inputs the tool
-  itself must check (missing records, broken preconditions, out-of-range values) over ones of the wrong
-  type, which the runtime refuses before the tool runs.
+  InvalidInput, Conflict or PreconditionFailed); the state must stay unchanged. Use inputs the tool
+  itself must check (missing records, broken preconditions, out-of-range values, bad formats): argument
+  validation refuses a missing or unknown argument, a value of the wrong type and a value outside a
+  parameter's enum before the tool runs, so a case with one of those tests nothing of the tool.
 Generated keys follow next_id: PREFIX-0001 upward past the highest existing key; timestamps come from
 the episode clock (`now`, default """ + DEFAULT_NOW + """; set `now` on a case only to move it). Case names
 are snake_case and unique.

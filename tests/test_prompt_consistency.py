@@ -3,14 +3,21 @@ clock, the policy's initial values, what argument validation already guarantees.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from agents import schema_agent
 from agents.case_writer import kinds_needed, write_tests
+from agents.code_agent import write_tools
 from domains.db_runtime import DEFAULT_NOW
 from domains.spec import DomainSpec
-from llm import LLM, ScriptedBackend, Transcript
-from tests.support.scripted_domain import BOOK, DATABASE, POLICY, TOOLS
+from domains.tool_schemas import ArgumentError, ArgumentValidator
+from llm import LLM, ScriptedBackend, StepKey, Transcript
+from tests.support.scripted_domain import BOOK, DATABASE, EXPORT_OK, POLICY, TOOLS
+
+JOB_SEEKING = Path(__file__).resolve().parent.parent / "domains" / "job_seeking"
 
 
 class Recording(ScriptedBackend):
@@ -88,3 +95,31 @@ def test_a_tool_that_declares_an_error_is_still_asked_for_its_rejection_case(tmp
                                                                  "error": "PreconditionFailed"}]}})
     assert kinds_needed(ruled, ruled.tool("count_books")) == {"success", "rejection"}
     assert kinds_needed(spec, spec.tool("count_books")) == {"success"}
+
+
+def test_the_code_prompt_says_what_argument_validation_guarantees_and_it_does(tmp_path):
+    spec = _spec()
+    backend = Recording({str(StepKey.batch("code", ["export_list"])): {"tools": [{"name": "export_list",
+                                                                                 "code": EXPORT_OK}]}})
+    write_tools(LLM(backend, Transcript(tmp_path / "t.jsonl")), spec, ["export_list"])
+    system = " ".join(next(iter(backend.asked.values()))[0]["content"].split())
+    assert "Do not check these again: no call reaches such a check." in system
+    claims = {"every required parameter is given": {"author": "A"},
+              "no unknown one": {"title": "T", "author": "A", "isbn": "x"},
+              "never a bool, float or str": {"title": "T", "author": "A", "pages": True}}
+    validator = ArgumentValidator(spec.tool("add_book"))
+    for claim, arguments in claims.items():
+        assert claim in system
+        with pytest.raises(ArgumentError):
+            validator.validate(arguments)
+    for wrong in (2.5, "300"):
+        with pytest.raises(ArgumentError):
+            validator.validate({"title": "T", "author": "A", "pages": wrong})
+    enum = ArgumentValidator(DomainSpec.model_validate(json.loads((JOB_SEEKING / "spec.json").read_text()))
+                             .tool("upload_resume"))
+    assert "a parameter with an enum holds one of its values" in system
+    with pytest.raises(ArgumentError, match="must be one of"):
+        enum.validate({"application_id": "APP-0001", "resume_content": "x", "resume_format": "odt"})
+    # what the prompt leaves to the tool is not checked before it runs
+    assert "empty or blank strings, numeric bounds" in system
+    assert validator.validate({"title": " ", "author": "A", "pages": 0}) == {"title": " ", "author": "A", "pages": 0}
