@@ -121,7 +121,9 @@ column of every row given but nullable ones without a default, which may be left
 foreign keys consistent); a case gives only how its own initial state differs
 from the fixture (`setup`, in the same shape as a state change), one call (`arguments`) and the outcome.
 A state change is table -> {"inserted": [full new rows], "updated": {primary key: {column: new value}},
-"deleted": [primary keys]}; leave out what is empty. A row of the fixture, or one a setup inserts, may
+"deleted": [primary keys]}; leave out what is empty. An expected inserted row may leave out a column
+whose value is null (an omitted column is null; write every other column); text holding JSON is
+compared as parsed JSON, so its key order and spacing do not matter. A row of the fixture, or one a setup inserts, may
 copy a row of the same table written before it (in the fixture, or earlier in that setup): {"like": <that
 row's primary key>, then only the columns that differ, the new row's primary key included}; the other
 columns are copied (write null to clear one). `like` is for the fixture and setups only.

@@ -11,11 +11,13 @@ import pytest
 from agents import schema_agent
 from agents.case_writer import kinds_needed, write_tests
 from agents.code_agent import write_tools
+from agents.prompts import TESTS_FORMAT
 from domains.db_runtime import DEFAULT_NOW
 from domains.spec import DomainSpec
 from domains.tool_schemas import ArgumentError, ArgumentValidator
 from llm import LLM, ScriptedBackend, StepKey, Transcript
 from tests.support.scripted_domain import BOOK, DATABASE, EXPORT_OK, POLICY, TOOLS
+from verification.verdict import judge
 
 JOB_SEEKING = Path(__file__).resolve().parent.parent / "domains" / "job_seeking"
 
@@ -123,3 +125,27 @@ def test_the_code_prompt_says_what_argument_validation_guarantees_and_it_does(tm
     # what the prompt leaves to the tool is not checked before it runs
     assert "empty or blank strings, numeric bounds" in system
     assert validator.validate({"title": " ", "author": "A", "pages": 0}) == {"title": " ", "author": "A", "pages": 0}
+
+
+def _judged(expected_row: dict, actual_row: dict) -> bool:
+    test = {"name": "adds", "kind": "success", "expect_return": {"book_id": "BK-0002"},
+            "expect_changes": {"book": {"inserted": [expected_row]}}}
+    outcome = {"returned": {"book_id": "BK-0002"}, "error": None,
+               "changes": {"book": {"inserted": [actual_row], "updated": {}, "deleted": []}}}
+    return judge(test, outcome)["passed"]
+
+
+def test_expected_rows_are_compared_as_the_test_prompt_says_they_are_written():
+    said = " ".join(TESTS_FORMAT.split())
+    assert "An expected inserted row may leave out a column whose value is null (an omitted column is null" in said
+    assert "text holding JSON is compared as parsed JSON" in said
+    row = {"book_id": "BK-0002", "title": "Emma", "author": "Austen", "pages": None, "status": "unread",
+           "tags": '{"genre": "novel", "years": [1815]}'}
+    assert _judged({c: v for c, v in row.items() if c != "pages"}, row)  # a null column left out
+    assert _judged({**row, "tags": '{"years":[1815],"genre":"novel"}'}, row)  # same JSON, other spelling
+    assert not _judged({**row, "tags": '{"genre": "novel", "years": [1816]}'}, row)  # other JSON
+    assert not _judged({c: v for c, v in row.items() if c != "title"}, row)  # a column with a value left out
+    assert not _judged(row, {**row, "pages": 300})  # written null, but the code set it
+    assert not _judged(row, {**row, "tags": "{not json"})
+    broken = {"name": "adds", "kind": "success", "expect_changes": {}}
+    assert not judge(broken, {"returned": None, "error": None, "changes": {"book": ["not a change"]}})["passed"]
