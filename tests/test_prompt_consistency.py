@@ -3,6 +3,7 @@ clock, the policy's initial values, what argument validation already guarantees.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -11,9 +12,11 @@ import pytest
 from agents import schema_agent
 from agents.case_writer import kinds_needed, write_tests
 from agents.code_agent import write_tools
+from agents.database_agent import design_database
+from agents.drift import drift_conflicts
 from agents.prompts import TESTS_FORMAT
 from domains.db_runtime import DEFAULT_NOW
-from domains.spec import DomainSpec
+from domains.spec import DomainSpec, Param, ToolSchema
 from domains.tool_schemas import ArgumentError, ArgumentValidator
 from llm import LLM, ScriptedBackend, StepKey, Transcript
 from tests.support.scripted_domain import BOOK, DATABASE, EXPORT_OK, POLICY, TOOLS
@@ -149,3 +152,36 @@ def test_expected_rows_are_compared_as_the_test_prompt_says_they_are_written():
     assert not _judged(row, {**row, "tags": "{not json"})
     broken = {"name": "adds", "kind": "success", "expect_changes": {}}
     assert not judge(broken, {"returned": None, "error": None, "changes": {"book": ["not a change"]}})["passed"]
+
+
+def _drifting_tools() -> list[ToolSchema]:
+    tools = [ToolSchema.model_validate(t) for t in TOOLS]
+    tools[2].postconditions = ["status = 'read', read_at = now."]  # mark_read: a column the database lacks
+    tools[4].parameters.append(Param(name="status", type="string", description="filter", required=False,
+                                     enum=["all", "unread", "read", "lent"]))  # export_list: a value it lacks
+    return tools
+
+
+def test_conflicts_between_the_tools_and_the_database_are_put_to_the_model_once(tmp_path):
+    fixed = copy.deepcopy(DATABASE)
+    columns = fixed["tables"][0]["columns"]
+    columns.append({"name": "read_at", "type": "datetime"})
+    next(c for c in columns if c["name"] == "status")["choices"] += ["lent"]
+    backend = Recording({"database/-/0": DATABASE, "database/-/0#1": fixed})
+    llm = LLM(backend, Transcript(tmp_path / "t.jsonl"))
+    db, mapping = design_database(llm, "reading_list", _drifting_tools())
+    reask = backend.asked["database/-/0#1"][-1]["content"]
+    assert "mark_read: a postcondition sets 'read_at', which no table of the tool has (book)" in reask
+    assert "export_list: parameter status allows 'lent', which status does not" in reask
+    assert "'all'" not in reask  # a filter's "all" is no status value
+    assert "read_at" in {c.name for c in db.table("book").columns} and drift_conflicts(_drifting_tools(), db, mapping) == []
+
+
+def test_conflicts_the_model_leaves_are_reported_not_fought_over(tmp_path):
+    backend = Recording({"database/-/0": DATABASE, "database/-/0#1": DATABASE})
+    llm = LLM(backend, Transcript(tmp_path / "t.jsonl"))
+    db, mapping = design_database(llm, "reading_list", _drifting_tools())
+    assert list(backend.asked) == ["database/-/0", "database/-/0#1"] and llm.reasks == ["database/-/0#0"]
+    assert len(drift_conflicts(_drifting_tools(), db, mapping)) == 2
+    clean = [ToolSchema.model_validate(t) for t in TOOLS]
+    assert drift_conflicts(clean, db, mapping) == []
