@@ -31,6 +31,7 @@ from agents.case_writer import write_tests
 from agents.code_agent import code_groups, write_tools
 from agents.database_agent import design_database
 from agents.debug_agent import apply_fix, propose_fix
+from agents.drift import drift_conflicts
 from agents.mutation_agent import harden
 from agents.mutation_agent import summarise as summarise_mutation
 from agents.policy_agent import policy_report, state_policy
@@ -55,6 +56,7 @@ class State(TypedDict, total=False):
     description: str
     spec: dict
     db_source: str
+    drift: list  # conflicts between the tools and the database the database request left
     results: Annotated[dict, _merge]
     timings: Annotated[dict, _merge]
 
@@ -107,7 +109,10 @@ class Run:
         db, mapping = design_database(self.llm, self.domain, tools)
         spec = DomainSpec(name=self.domain, description=state["description"], tools=tools, db=db, tool_tables=mapping)
         self.log(f"database: {len(db.tables)} tables")
-        return {"spec": spec.model_dump(), "timings": {"database": time.perf_counter() - t}}
+        drift = drift_conflicts(tools, db, mapping)
+        for conflict in drift:
+            self.log(f"drift: {conflict}")
+        return {"spec": spec.model_dump(), "drift": drift, "timings": {"database": time.perf_counter() - t}}
 
     def policy(self, state: State) -> State:
         t = time.perf_counter()
@@ -260,6 +265,7 @@ class Run:
                                                 if "mutants" in results[n].get("mutation", {})})}
                if any("mutation" in results[n] for n in verified) else {}),
             "validation_reasks": sorted(self.llm.reasks),
+            **({"drift": state["drift"]} if state.get("drift") else {}),
             "tokens": self.llm.transcript.tokens(),
         }
         tests = {n: [ToolTest.model_validate(t) for t in results[n]["tests"]] for n in verified}

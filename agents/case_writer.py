@@ -1,7 +1,7 @@
 """Test agent: one tool schema → procedural tests, a shared fixture and a few cases per request.
 
-Requests go on until the agent says the tool is covered (with both success and rejection
-cases) or the request budget is spent. A request whose answer is cut off at the output limit
+Requests go on until the agent says the tool is covered (with success cases, and rejection
+cases where the tool can refuse a call itself) or the request budget is spent. A request whose answer is cut off at the output limit
 is asked again for half as many cases: the rest come in the following requests.
 """
 
@@ -45,6 +45,14 @@ def table_columns(spec: DomainSpec, tool: str) -> str:
     return describe_tables(spec.db, state_tables(spec, tool))
 
 
+def kinds_needed(spec: DomainSpec, tool: ToolSchema) -> set[str]:
+    """The kinds of case a tool's tests must hold: success, and rejection only where the tool itself
+    can refuse a call (its schema declares an error, or the policy gives it a rule with one). Any other
+    refusal is argument validation's, made before the tool runs: no case of the tool can reach it."""
+    rules = spec.policy.preconditions.get(tool.name, [])
+    return {"success", "rejection"} if tool.raises or any(r.error for r in rules) else {"success"}
+
+
 def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, list[TestCase]]:
     # The test agent sees the contract, not the code: tests written from the code would only
     # confirm what the code already does.
@@ -55,6 +63,10 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
     policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)
     if policy:  # a domain with a policy: cases for its rules (rejections) and moves along its status table
         base += f"\n\n{policy}"
+    needed = kinds_needed(spec, tool)
+    if needed == {"success"}:
+        base += ("\n\nThe tool declares no error: argument validation refuses every call it could not "
+                 "serve before it runs, so its tests are success cases only.")
     fixture: State | None = None
     cases: list[TestCase] = []
     limit = PER_REQUEST
@@ -65,7 +77,7 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
             ask = f"Write the fixture and the first cases: {size}."
         else:
             written = "\n".join(f"- {c.name} ({c.kind}): {json.dumps(c.arguments, sort_keys=True)}" for c in cases)
-            missing = sorted({"success", "rejection"} - {c.kind for c in cases})
+            missing = sorted(needed - {c.kind for c in cases})
             ask = (f"The fixture (leave it out of this answer):\n{describe_state(fixture)}\n\nCases written so far:\n"
                    f"{written}\n\nWrite more cases, not repeating these: {size}"
                    + (f"; the tests still need a {' and a '.join(missing)} case." if missing else "."))
@@ -91,6 +103,6 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
         if fixture is None:
             fixture = resolve_fixture(page.fixture, spec.db)  # later prompts show its rows whole
         cases += page.cases
-        if page.done and {c.kind for c in cases} == {"success", "rejection"}:
+        if page.done and needed <= {c.kind for c in cases}:
             return fixture, cases
     raise LLMError(f"tests/{tool.name}: the tests were not complete after {MAX_REQUESTS} requests")

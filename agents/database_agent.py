@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agents.answers import DatabaseDesign
+from agents.drift import drift_conflicts
 from agents.prompts import DATABASE_SYSTEM
 from agents.views import describe_tool
 from domains.spec import DBSchema, Table, ToolSchema
@@ -14,8 +15,19 @@ def design_database(llm: LLM, domain: str, tools: list[ToolSchema]) -> tuple[DBS
     names = [t.name for t in tools]
     # consolidating checks the cross-references (foreign keys, tables that exist): a slip in
     # them is answered with the error as a re-ask, not a traceback
-    design = llm.structured(StepKey("database"), DATABASE_SYSTEM, prompt, DatabaseDesign,
-                            check=lambda answer: (cross_references(answer, names), consolidate(answer, names)))
+    drift_asked = []
+
+    def check(answer: DatabaseDesign) -> None:
+        cross_references(answer, names)
+        db, mapping = consolidate(answer, names)
+        conflicts = drift_conflicts(tools, db, mapping)
+        # put to the model once: what it leaves after that is reported, not fought over
+        if conflicts and not drift_asked:
+            drift_asked.append(conflicts)
+            raise ValueError("the tools and the database disagree; give the database the columns and allowed "
+                             "values the tools use:\n" + "\n".join(f"- {c}" for c in conflicts))
+
+    design = llm.structured(StepKey("database"), DATABASE_SYSTEM, prompt, DatabaseDesign, check=check)
     return consolidate(design, names)
 
 

@@ -11,6 +11,7 @@ import json
 
 from agents.answers import ToolCatalog, ToolSchemas, tools_named
 from agents.prompts import CATALOG_SYSTEM, SCHEMA_SYSTEM
+from agents.views import tool_signature
 from domains.spec import ToolSchema
 from llm import LLM, AnswerTruncated, StepKey
 
@@ -27,16 +28,23 @@ def propose_tools(llm: LLM, domain: str) -> tuple[str, list[ToolSchema]]:
     entries = [(t.name, t.summary) for t in catalog.tools]
     tools: list[ToolSchema] = []
     for start in range(0, len(entries), BATCH):
-        tools += _details(llm, keyword, catalog.description, entries, entries[start:start + BATCH])
+        tools += _details(llm, keyword, catalog.description, entries, entries[start:start + BATCH], tools)
     return catalog.description, tools
 
 
 def _details(llm: LLM, keyword: str, description: str, everything: list[tuple[str, str]],
-             batch: list[tuple[str, str]]) -> list[ToolSchema]:
+             batch: list[tuple[str, str]], written: list[ToolSchema]) -> list[ToolSchema]:
+    """The schemas of `batch`. The prompt carries the signatures of the schemas `written` before it:
+    a model answering each request afresh keeps their field names, shapes and status values only
+    if it sees them."""
     names = [n for n, _ in batch]
+    done = {t.name for t in written}
     prompt = (
         f"Domain: {keyword}. {description}\n\nThe domain's tools (for consistent names and shapes):\n"
-        + "\n".join(f"- {n}: {s}" for n, s in everything)
+        + "\n".join(f"- {n}: {s}" for n, s in everything if n not in done)
+        + ("\n\nSchemas already written (signatures: parameters, `?` optional; returned fields; errors). "
+           "Reuse their parameter and field names, shapes and status values; a tool of this request must "
+           "agree with them:\n" + "\n".join(f"- {tool_signature(t)}" for t in written) if written else "")
         + f"\n\nWrite the full schemas of exactly these {len(names)} tools, in this order:\n"
         + json.dumps(dict(batch), indent=1)
     )
@@ -46,5 +54,5 @@ def _details(llm: LLM, keyword: str, description: str, everything: list[tuple[st
                               check=tools_named(names), split=len(batch) > 1).tools
     except AnswerTruncated:
         half = len(batch) // 2
-        return (_details(llm, keyword, description, everything, batch[:half])
-                + _details(llm, keyword, description, everything, batch[half:]))
+        first = _details(llm, keyword, description, everything, batch[:half], written)
+        return first + _details(llm, keyword, description, everything, batch[half:], written + first)

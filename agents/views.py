@@ -59,3 +59,29 @@ def _fields(fields: list[OutputField], indent: str) -> list[str]:
         lines.append(f"{indent}- {f.name}: {kind}{'; ' + f.description if f.description else ''}")
         lines += _fields(f.fields or [], indent + "  ")
     return lines
+
+
+def tool_signature(tool: ToolSchema) -> str:
+    """A written tool's signature on one line: parameters (type, optional, allowed values), output
+    fields (nested ones in braces) and errors, so that later schema requests reuse its names,
+    shapes and status values instead of remembering them."""
+    params = []
+    for p in tool.parameters:
+        kind = f"{p.items}[]" if p.type == "array" else p.type
+        kind += f" {p.format}" if p.format else ""
+        kind += f" {'|'.join(p.enum)}" if p.enum else ""
+        params.append(f"{p.name}{'' if p.required else '?'}: {kind}")
+    errors = f" raises {', '.join(dict.fromkeys(r.error for r in tool.raises))}" if tool.raises else ""
+    return (f"{tool.name}({', '.join(params)}) -> {{{_field_names(tool.output)}}}"
+            f"{' writes' if tool.mutates else ''}{errors}")
+
+
+def _field_names(fields: list[OutputField]) -> str:
+    """Output fields by name and type; a status field keeps its description, where its values are."""
+    out = []
+    for f in fields:
+        text = f"{f.name}: " + ("[{" + _field_names(f.fields) + "}]" if f.fields else f.type)
+        if f.name == "status" or f.name.endswith("_status"):
+            text += f" ({f.description})" if f.description else ""
+        out.append(text)
+    return ", ".join(out)

@@ -279,7 +279,8 @@ def transition_lines(machine: StatusMachine) -> list[str]:
 def prompt_section(policy: Policy, tool_name: str, tables: list[str], mutates: bool) -> str:
     """What the code and test prompts add for one tool: its preconditions; for a tool that writes a
     table with a status column, the moves the policy allows it (any other move is refused; the other
-    tools' moves are policy.md's business, not this tool's), else that it moves none; whether it reads
+    tools' moves are policy.md's business, not this tool's), else that it moves none and that a row it
+    creates starts at the lifecycle's initial value; whether it reads
     the clock. Empty without a policy."""
     parts = []
     rules = policy.preconditions.get(tool_name, [])
@@ -292,7 +293,11 @@ def prompt_section(policy: Policy, tool_name: str, tables: list[str], mutates: b
             parts.append(f"The status moves the policy allows this tool ({_summary(m)}); it makes no other move "
                          f"of {m.table}.{m.column}:\n" + "\n".join(mine))
         else:
-            parts.append(f"The policy names no move of {m.table}.{m.column} by this tool: it leaves the status as it is.")
+            # a creator moves nothing either: its rows start where the lifecycle does
+            start = m.initial[0] if len(m.initial) == 1 else f"one of {', '.join(m.initial)}"
+            parts.append(f"The policy names no move of {m.table}.{m.column} by this tool: a {m.table} row it "
+                         f"creates starts as {start} (the lifecycle's initial value); a row that exists keeps "
+                         f"its {m.column}.")
     if tool_name in policy.clock.tools:
         parts.append("It depends on the episode clock: compare with now(session) / today(session), never the real date.")
     return "\n\n".join(parts)

@@ -277,6 +277,9 @@ def test_prompts_show_a_tool_its_rules_and_the_moves_of_its_tables():
     adder = prompt_section(policy, "add_book", ["book"], True)
     assert "- pages, when given, is at least 1 (else InvalidInput)" in adder
     assert "names no move of book.status by this tool" in adder and "episode clock" in adder
+    # a creator is told where its rows start, not that it leaves the status as it is
+    assert "a book row it creates starts as unread (the lifecycle's initial value)" in adder
+    assert "leaves the status as it is" not in adder
     assert prompt_section(policy, "get_book", ["book"], False) == ""
     assert prompt_section(Policy(), "mark_read", ["book"], True) == ""
 
