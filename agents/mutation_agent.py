@@ -211,11 +211,11 @@ def summarise(records: dict[str, dict]) -> dict:
     killed = sum(r["killed"] for r in records.values())
     counted = sum(r["mutants"] - len(r["equivalent"]) for r in records.values())
     proved = sum(len(r.get("proved_equivalent", [])) for r in records.values())
-    believed = sum(r["mutants"] for r in records.values()) - proved  # argued equivalences counted as survivors
+    counting_argued = sum(r["mutants"] for r in records.values()) - proved  # argued equivalences as survivors
     return {"score": round(killed / counted, 4) if counted else None, "mutants": counted, "killed": killed,
             "equivalent": sum(len(r["equivalent"]) for r in records.values()),
             "proved_equivalent": proved,
             "argued_equivalent": sum(len(r["equivalent"]) for r in records.values()) - proved,
-            "score_counting_argued": round(killed / believed, 4) if believed else None,
+            "score_counting_argued": round(killed / counting_argued, 4) if counting_argued else None,
             "refuted_equivalences": sum(len(r.get("refuted_equivalences", {})) for r in records.values()),
             "tools": dict(sorted(records.items()))}
