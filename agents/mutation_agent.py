@@ -4,9 +4,13 @@ The tool's code is mutated (verification.mutation's AST operators, one change pe
 its tests run against every mutant in the sandbox. Survivors that verification.equivalence proves
 equivalent from the code and the schema are recorded as such; the others go back to the test
 agent, a few per request: write a case that fails on the change, or argue that the change
-is equivalent. A new case joins the tests only if it passes on the real code; an argued
-equivalence is recorded with its reason and leaves the mutant out of the score. Rejection cases
-that argument validation refuses before the tool runs are flagged and do not count.
+is equivalent. A new case joins the tests only if it passes on the real code. An argued
+equivalence is first put to differential testing (verification.differential): when a generated
+call tells the mutant from the code, the call becomes a killing case expecting the code's own
+outcome, with no model request; otherwise the claim is recorded as argued, with its reason, and
+the mutant is left out of the score (report.json gives the score with argued mutants counted as
+survivors too). Rejection cases that argument validation refuses before the tool runs are
+flagged and do not count.
 """
 
 from __future__ import annotations
@@ -14,12 +18,14 @@ from __future__ import annotations
 import ast
 import difflib
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents.case_format import TestCase, describe_state, expand
+from agents.case_format import TestCase, describe_state, diff_states, expand, primary_keys, resolve_fixture
 from agents.prompts import MUTATION_SYSTEM
+from domains.db_runtime import DEFAULT_NOW
 from domains.spec import DomainSpec, State, ToolSchema
 from llm import LLM, StepKey
+from verification.differential import distinguishing_call, generated_calls, reference_outcomes
 from verification.equivalence import proved_equivalent
 from sandbox.guard import parse
 from verification.mutation import Mutant, mutants, reference, run_mutant, unreachable_rejections
@@ -66,7 +72,8 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
     proved = {i: why for i, m in enumerate(found, 1)
               if m.status == "survived" and (why := proved_equivalent(tool, code, m))}
     equivalent: dict[int, str] = dict(proved)
-    added, refused = [], []
+    added, refused, refuting = [], [], {}
+    differential = _Differential(box, spec, tool, code, fixture, found, runnable(cases))
     normal = ast.unparse(parse(code))
     for round_ in range(rounds):
         open_ = [i for i, m in enumerate(found, 1) if m.status == "survived" and i not in equivalent][:PER_REQUEST]
@@ -102,14 +109,25 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
             (added if result["passed"] else refused).append(case.name)
             if result["passed"]:
                 cases = cases + [case]
-        for claim in answer.equivalent:
-            equivalent[claim.mutant] = claim.reason
-        if not answer.cases and not answer.equivalent:
-            break  # nothing to add: the same question again would get the same answer
         new = [t for t in runnable(cases) if t["name"] in set(added)]
         for mutant in found:
             if mutant.status == "survived" and new:
                 run_mutant(box, tool.name, mutant, new, signatures)
+        for claim in answer.equivalent:
+            if found[claim.mutant - 1].status != "survived":
+                continue  # a case of this answer killed it
+            case = differential.refute(claim.mutant, cases)
+            if case is None:
+                equivalent[claim.mutant] = claim.reason
+            else:
+                cases = cases + [case]
+                refuting[str(claim.mutant)] = case.name
+                killing = [t for t in runnable(cases) if t["name"] == case.name]
+                for mutant in found:  # it may kill other survivors too
+                    if mutant.status == "survived":
+                        run_mutant(box, tool.name, mutant, killing)
+        if not answer.cases and not answer.equivalent:
+            break  # nothing to add: the same question again would get the same answer
     for i in list(equivalent):  # a mutant a case killed after all is not equivalent
         if found[i - 1].status != "survived":
             del equivalent[i]
@@ -126,12 +144,61 @@ def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str
         "score_before": first_score,  # over every mutant, before the gate and its equivalences
         "killed_before": killed_before,
         "score": _score(found, equivalent),
+        # argued equivalences counted as survivors: the score if none of them is believed
+        "score_counting_argued": _score(found, {i: why for i, why in equivalent.items() if i in proved}),
+        # argued equivalences a generated call refuted: the mutant's number -> the killing case that joined the tests
+        "refuted_equivalences": refuting,
         "added_cases": added,
         "refused_cases": refused,  # they failed on the real code
         "unreachable_rejections": unreachable_rejections(
             spec, tool.name, [t.model_dump(mode="json") for t in expand(fixture, cases, spec.db)]),
     }
     return cases, record
+
+
+class _Differential:
+    """Differential testing of argued equivalences for one tool: the generated calls and the
+    verified code's outcomes on them are made once, at the first claim."""
+
+    def __init__(self, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str, fixture: State,
+                 found: list[Mutant], tests: list[dict]):
+        self.box, self.spec, self.tool, self.code, self.found, self.tests = box, spec, tool, code, found, tests
+        self.fixture = resolve_fixture(fixture, spec.db)
+        self.calls: list[dict] | None = None
+        self.reference: list[dict] | None = None
+
+    def refute(self, number: int, cases: list[TestCase]) -> TestCase | None:
+        """A case that passes on the code and kills mutant `number` (which it marks killed), from
+        the first generated call that tells them apart; None when none does."""
+        if self.calls is None:
+            self.calls = generated_calls(self.tool, self.spec.db, self.tests, self.code)
+            self.reference = reference_outcomes(self.box, self.tool.name, self.code, self.calls) or []
+        mutant = self.found[number - 1]
+        told = distinguishing_call(self.box, self.tool.name, mutant.source, self.calls, self.reference)
+        if told is None:
+            return None
+        call, verdict = told
+        names, name = {c.name for c in cases}, f"refutes_mutant_{number}"
+        while name in names:
+            name += "_"
+        fields = {"name": name, "arguments": call["arguments"],
+                  "setup": diff_states(self.fixture, call["initial_state"], primary_keys(self.spec.db))}
+        if call["now"] != DEFAULT_NOW:
+            fields["now"] = call["now"]
+        error = verdict.get("error")
+        fields.update({"kind": "rejection", "expect_error": error["type"]} if error else
+                      {"kind": "success", "expect_return": verdict["returned"], "expect_changes": verdict["changes"]})
+        try:
+            case = TestCase.model_validate(fields)
+            test = expand(self.fixture, [case], self.spec.db)[0].model_dump(mode="json")
+        except (ValidationError, ValueError):
+            return None
+        # the parent's own check, as for a model's case: passes on the code, fails on the mutant
+        passed = self.box.run_source(self.tool.name, self.code, [test])
+        if isinstance(passed, str) or not passed[0]["passed"]:
+            return None
+        run_mutant(self.box, self.tool.name, mutant, [test])
+        return case if mutant.status == "killed" else None
 
 
 def _score(found: list[Mutant], equivalent: dict[int, str]) -> float | None:
@@ -143,7 +210,12 @@ def summarise(records: dict[str, dict]) -> dict:
     """The domain's mutation score over non-equivalent mutants, and each tool's."""
     killed = sum(r["killed"] for r in records.values())
     counted = sum(r["mutants"] - len(r["equivalent"]) for r in records.values())
+    proved = sum(len(r.get("proved_equivalent", [])) for r in records.values())
+    counting_argued = sum(r["mutants"] for r in records.values()) - proved  # argued equivalences as survivors
     return {"score": round(killed / counted, 4) if counted else None, "mutants": counted, "killed": killed,
             "equivalent": sum(len(r["equivalent"]) for r in records.values()),
-            "proved_equivalent": sum(len(r.get("proved_equivalent", [])) for r in records.values()),
+            "proved_equivalent": proved,
+            "argued_equivalent": sum(len(r["equivalent"]) for r in records.values()) - proved,
+            "score_counting_argued": round(killed / counting_argued, 4) if counting_argued else None,
+            "refuted_equivalences": sum(len(r.get("refuted_equivalences", {})) for r in records.values()),
             "tools": dict(sorted(records.items()))}

@@ -59,6 +59,11 @@ def markdown(spec: DomainSpec, report: dict, cases: dict[str, int], picture: str
         lines.append(f"| mutation score | {summary['score']:.3f} over {_n(summary['mutants'])} non-equivalent mutants "
                      f"({_score(before)} before the gate); {summary['equivalent']} equivalent "
                      f"({summary.get('proved_equivalent', 0)} proved, {argued} argued); {left} surviving |")
+        if "score_counting_argued" in summary:  # older reports took argued equivalences on trust
+            lines.append(f"| mutation score, argued equivalences not believed | "
+                         f"{_score(summary['score_counting_argued'])} counting the {argued} argued equivalences as "
+                         f"survivors; {summary['refuted_equivalences']} argued equivalences refuted by differential "
+                         f"testing, each now a killing case |")
     graph = report.get("graph")
     if graph:
         kinds = graph["kinds"]

@@ -171,3 +171,22 @@ def test_a_mutants_tests_stop_at_its_first_failure_with_the_verdicts_a_full_run_
         # a worker told to stop at once on a passing test is not believed: every test runs again
         assert box.run_source("add_book", source, tests, ["0" * 64] * len(tests)) == box.run_source(
             "add_book", source, tests)
+
+
+REVIEWED = '''def find(session, name: str, kind: str = "any", score: float = 0.0) -> dict:
+    rows = session.exec(select(Item).where(Item.name == name.strip().lower(), Item.score >= round(score))).all()
+    return {"ids": [r.item_id for r in rows], "kind": kind}
+'''
+
+
+def test_the_reviewers_operators_make_their_mutants_only_when_asked():
+    from verification.mutation import REVIEWER_OPERATORS
+    found = mutants(REVIEWED, operators=REVIEWER_OPERATORS)
+    sources = {m.description: m.source for m in found}
+    assert sorted(sources) == sorted([".strip() dropped", ".lower() dropped", "round(...) dropped",
+                                      "condition `Item.name == name.strip().lower()` dropped",
+                                      "condition `Item.score >= round(score)` dropped", "default 'any' → ''"])
+    assert "== name.lower()," in sources[".strip() dropped"] and "== name.strip()," in sources[".lower() dropped"]
+    assert ".where(Item.score >= round(score))" in sources["condition `Item.name == name.strip().lower()` dropped"]
+    assert "Item.score >= score" in sources["round(...) dropped"] and "kind: str=''" in sources["default 'any' → ''"]
+    assert not {m.operator for m in mutants(REVIEWED)} & set(REVIEWER_OPERATORS)  # the gate's set is unchanged

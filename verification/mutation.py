@@ -12,6 +12,12 @@ Operators (our own, on the tool's AST; each mutant changes one place):
   remove_write      `session.add/delete/merge(...)` or an assignment to a row's attribute → pass
   remove_raise      raise ... → pass
   drop_value        one string dropped from a literal tuple, list or set of strings (allowed values)
+Operators a reviewer would add (REVIEWER_OPERATORS), for what tests of this kind most often miss;
+they are used by `python -m bench mutation` only, an independent measurement, since the gate's
+recorded requests cover the mutants of OPERATORS alone:
+  drop_call         a normalising call dropped: x.strip() / .lower() / .upper() / ... → x, round(x) / int(x) → x
+  drop_condition    each condition of a query's .where(...) / .filter(...) dropped in turn
+  change_default    a string default of a parameter changed ('' ↔ a non-empty value)
 Every mutant of a tool is defined into a sandbox in place of the tool and its procedural tests
 run against it: a mutant is killed when a test fails, survived when all pass, and invalid when
 it does not load (not counted). Rejection cases whose arguments the server's argument validation
@@ -49,6 +55,9 @@ _BOUNDARY = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
 _SYMBOL = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
            ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
 _WRITES = {"add", "add_all", "delete", "merge"}
+REVIEWER_OPERATORS = ("drop_call", "drop_condition", "change_default")
+_NORMALISERS = {"strip", "lstrip", "rstrip", "lower", "upper", "casefold", "title", "capitalize"}
+_CONVERSIONS = {"round", "int"}
 
 
 class Mutant(BaseModel):
@@ -123,6 +132,13 @@ def _points(tree: ast.Module, first_line: int) -> list[tuple[int, str, int, str,
                 isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
             for k, e in enumerate(node.elts):
                 found.append((i, "drop_value", k, f"{e.value!r} dropped", line))
+        elif isinstance(node, ast.Call):
+            found += _call_points(i, node, line)
+        elif isinstance(node, ast.arguments):
+            for k, default in enumerate(node.defaults + node.kw_defaults):
+                if isinstance(default, ast.Constant) and isinstance(default.value, str):
+                    found.append((i, "change_default", k, f"default {default.value!r} → {_other(default.value)!r}",
+                                  default.lineno))
         for body_name in ("body", "orelse", "finalbody"):
             body = getattr(node, body_name, None)
             for k, stmt in enumerate(body if isinstance(body, list) else []):
@@ -133,6 +149,22 @@ def _points(tree: ast.Module, first_line: int) -> list[tuple[int, str, int, str,
                 elif _is_write(stmt):
                     found.append((i, "remove_write", _slot(body_name, k), f"{ast.unparse(stmt)[:60]} removed", stmt.lineno))
     return found
+
+
+def _call_points(i: int, node: ast.Call, line: int) -> list[tuple[int, str, int, str, int]]:
+    func, found = node.func, []
+    if isinstance(func, ast.Attribute) and func.attr in _NORMALISERS and not node.args and not node.keywords:
+        found.append((i, "drop_call", 0, f".{func.attr}() dropped", line))
+    elif isinstance(func, ast.Name) and func.id in _CONVERSIONS and len(node.args) >= 1 and not node.keywords:
+        found.append((i, "drop_call", 0, f"{func.id}(...) dropped", line))
+    if isinstance(func, ast.Attribute) and func.attr in ("where", "filter"):
+        for k, arg in enumerate(node.args):
+            found.append((i, "drop_condition", k, f"condition `{ast.unparse(arg)[:50]}` dropped", line))
+    return found
+
+
+def _other(value: str) -> str:
+    return "" if value else "x"
 
 
 def _slot(body_name: str, k: int) -> int:
@@ -162,18 +194,39 @@ def _apply(tree: ast.Module, index: int, operator: str, variant: int) -> ast.Mod
         node.test = ast.UnaryOp(op=ast.Not(), operand=node.test)
     elif operator == "drop_value":
         del node.elts[variant]
+    elif operator == "drop_call":  # the call becomes what it was called on
+        _replace(tree, node, node.func.value if isinstance(node.func, ast.Attribute) else node.args[0])
+    elif operator == "drop_condition":
+        del node.args[variant]  # `.where()` with no condition is allowed and filters nothing
+    elif operator == "change_default":
+        default = (node.defaults + node.kw_defaults)[variant]
+        default.value = _other(default.value)
     else:  # remove_raise, remove_write: the statement becomes `pass`
         body = getattr(node, ("body", "orelse", "finalbody")[variant // 100_000])
         body[variant % 100_000] = ast.Pass()
     return ast.fix_missing_locations(tree)
 
 
-def mutants(source: str, line_offset: int = 0, first_line: int = 1) -> list[Mutant]:
-    """Every distinct mutant of a tool's source, in source order; lines shifted by `line_offset`."""
+def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list) and any(v is old for v in value):
+                value[next(k for k, v in enumerate(value) if v is old)] = new
+                return
+
+
+def mutants(source: str, line_offset: int = 0, first_line: int = 1,
+            operators: tuple[str, ...] = OPERATORS) -> list[Mutant]:
+    """Every distinct mutant of a tool's source by `operators`, in source order; lines shifted by `line_offset`."""
     tree = parse(source)
     original = ast.unparse(tree)
     seen, out = {original}, []
     for index, operator, variant, description, line in _points(tree, first_line):
+        if operator not in operators:
+            continue
         text = ast.unparse(_apply(tree, index, operator, variant))
         if text in seen:
             continue
@@ -226,18 +279,19 @@ def run_mutant(box: Sandbox, tool: str, mutant: Mutant, tests: list[dict], signa
 
 
 def mutation_report(domain_dir: Path, tool: str, workers: int = 1, sandboxes: list[Sandbox] | None = None,
-                    operators: tuple[str, ...] = OPERATORS) -> ToolMutationReport:
-    """Mutate one verified tool and run its procedural tests against every mutant."""
+                    operators: tuple[str, ...] = OPERATORS, leave_out: frozenset[str] = frozenset()) -> ToolMutationReport:
+    """Mutate one verified tool and run its procedural tests (less those named in `leave_out`)
+    against every mutant."""
     domain_dir = Path(domain_dir)
     started = time.perf_counter()
     spec = DomainSpec.model_validate_json((domain_dir / "spec.json").read_text())
     source = tool_sources(domain_dir)[tool]
     tests = [ToolTest.model_validate(t).model_dump(mode="json")
-             for t in json.loads((domain_dir / "tests" / f"{tool}.json").read_text())]
+             for t in json.loads((domain_dir / "tests" / f"{tool}.json").read_text()) if t["name"] not in leave_out]
     unreachable = unreachable_rejections(spec, tool, tests)
     runnable = [t for t in tests if t["name"] not in unreachable]
     offset, first = _placement(domain_dir, tool, source)
-    found = [m for m in mutants(source, offset, first) if m.operator in operators]
+    found = mutants(source, offset, first, operators)
     own = sandboxes is None
     boxes = sandboxes or [Sandbox((domain_dir / "db.py").read_text()) for _ in range(max(1, workers))]
     try:
@@ -259,15 +313,21 @@ def mutation_report(domain_dir: Path, tool: str, workers: int = 1, sandboxes: li
 
 
 def domain_mutation_report(domain_dir: Path, tools: list[str] | None = None, workers: int = 2,
-                           progress: bool = True) -> dict:
-    """Mutation scores of a domain's tools and overall, in the shape report.json keeps."""
+                           progress: bool = True, operators: tuple[str, ...] = OPERATORS,
+                           before_gate: bool = False) -> dict:
+    """Mutation scores of a domain's tools and overall, in the shape report.json keeps. With
+    `before_gate`, the cases the pipeline's mutation gate added (report.json) are left out."""
     domain_dir = Path(domain_dir)
     names = tools or tool_names(domain_dir)
+    gate = json.loads((domain_dir / "report.json").read_text()).get("mutation", {}).get("tools", {}) \
+        if before_gate else {}
     boxes = [Sandbox((domain_dir / "db.py").read_text()) for _ in range(max(1, workers))]
     reports = []
     try:
         for i, name in enumerate(names, 1):
-            reports.append(mutation_report(domain_dir, name, sandboxes=boxes))
+            record = gate.get(name, {})
+            added = frozenset(record.get("added_cases", [])) | frozenset(record.get("refuted_equivalences", {}).values())
+            reports.append(mutation_report(domain_dir, name, sandboxes=boxes, operators=operators, leave_out=added))
             if progress:
                 r = reports[-1]
                 print(f"mutation: [{i}/{len(names)}] {name}: {r.killed}/{r.killed + r.survived} killed "
@@ -282,7 +342,7 @@ def summarise(reports: list[ToolMutationReport]) -> dict:
     killed = sum(r.killed for r in reports)
     counted = killed + sum(r.survived for r in reports)
     by_operator = {}
-    for op in OPERATORS:
+    for op in OPERATORS + REVIEWER_OPERATORS:
         ms = [m for r in reports for m in r.mutants if m.operator == op and m.status in ("killed", "survived")]
         if ms:
             by_operator[op] = {"mutants": len(ms), "killed": sum(m.status == "killed" for m in ms),
