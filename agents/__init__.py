@@ -1,1 +1,2 @@
-"""The LLM stages of the domain-foundation pipeline (schema, database, code, tests, debug), the litellm gateway with record/replay, and their LangGraph wiring."""
+"""The LLM stages that build a domain's tools (schema, database, policy, code, tests, debug, mutation
+gate) and their LangGraph wiring; the gateway they call is llm/."""

@@ -41,8 +41,8 @@ from domains.policy import render as render_policy
 from domains.spec import DomainSpec, ToolSchema, ToolTest
 from llm import LLM, LLMError, MissingStep
 from mcp_servers.sample_state import build_sample_state, merged_sample_state
-from verification.blind_spots import blind_spots
 from sandbox.guard import parse
+from verification.blind_spots import blind_spots
 from verification.procedural import TEST_MODULE, failure_report, run_integrity
 from verification.sandbox import Sandbox
 

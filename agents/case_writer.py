@@ -1,8 +1,9 @@
 """Test agent: one tool schema → procedural tests, a shared fixture and a few cases per request.
 
 Requests go on until the agent says the tool is covered (with success cases, and rejection
-cases where the tool can refuse a call itself) or the request budget is spent. A request whose answer is cut off at the output limit
-is asked again for half as many cases: the rest come in the following requests.
+cases where the tool can refuse a call itself) or the request budget is spent. A request whose
+answer is cut off at the output limit is asked again for half as many cases: the rest come in the
+following requests.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def write_tests(llm: LLM, spec: DomainSpec, tool: ToolSchema) -> tuple[State, li
     # confirm what the code already does.
     base = (f"Write procedural tests for the tool `{tool.name}`.\n\nTool schema:\n"
             f"{describe_tool(tool, preconditions=not spec.policy.preconditions.get(tool.name))}\n\n"
-            f"Tables a state for it needs (a row gives every column; nullable ones without a default may be left out when null):\n"
+            "Tables a state for it needs (a row gives every column; nullable ones without a default may be "
+            "left out when null):\n"
             f"{table_columns(spec, tool.name)}")
     policy = prompt_section(spec.policy, tool.name, spec.tool_tables.get(tool.name, []), tool.mutates)
     if policy:  # a domain with a policy: cases for its rules (rejections) and moves along its status table

@@ -25,9 +25,9 @@ from agents.prompts import MUTATION_SYSTEM
 from domains.db_runtime import DEFAULT_NOW
 from domains.spec import DomainSpec, State, ToolSchema
 from llm import LLM, StepKey
+from sandbox.guard import parse
 from verification.differential import distinguishing_call, generated_calls, reference_outcomes
 from verification.equivalence import proved_equivalent
-from sandbox.guard import parse
 from verification.mutation import Mutant, mutants, reference, run_mutant, unreachable_rejections
 from verification.sandbox import Sandbox
 
@@ -50,7 +50,7 @@ class MutantAnswer(BaseModel):
 
 def _diff(original: str, mutant: Mutant) -> str:
     lines = difflib.unified_diff(original.splitlines(), mutant.source.splitlines(), lineterm="", n=0)
-    return "\n".join(l for l in lines if l[:1] in "+-" and not l.startswith(("+++", "---")))
+    return "\n".join(line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---")))
 
 
 def harden(llm: LLM, box: Sandbox, spec: DomainSpec, tool: ToolSchema, code: str, fixture: State,

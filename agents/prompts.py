@@ -112,9 +112,10 @@ CODE_CONVENTIONS = """Tool code conventions (the code runs in a sandbox against 
 - Return a JSON-ready dict with exactly the declared output fields (rows through to_dict, dates as ISO
   strings, lists in a stable order)."""
 
-CODE_EXAMPLE = r"""Example answer: {"tools": [{"name": "mark_read", "code": "from db import Book, get_or_raise\n\n\ndef mark_read(session, book_id: str) -> dict:\n    book = get_or_raise(session, Book, book_id)\n    book.status = 'read'\n    session.add(book)\n    session.flush()\n    return {'book_id': book.book_id, 'status': book.status}\n"}]}"""
+CODE_EXAMPLE = r"""Example answer: {"tools": [{"name": "mark_read", "code": "from db import Book, get_or_raise\n\n\ndef mark_read(session, book_id: str) -> dict:\n    book = get_or_raise(session, Book, book_id)\n    book.status = 'read'\n    session.add(book)\n    session.flush()\n    return {'book_id': book.book_id, 'status': book.status}\n"}]}"""  # noqa: E501 (one line, as the model must answer)
 
-CODE_SYSTEM = "You implement the tools you are asked for, of a simulated domain, as Python code.\n" + CODE_CONVENTIONS + "\n" + CODE_EXAMPLE
+CODE_SYSTEM = ("You implement the tools you are asked for, of a simulated domain, as Python code.\n"
+               + CODE_CONVENTIONS + "\n" + CODE_EXAMPLE)
 
 TESTS_FORMAT = """Test format: the tool's cases share one fixture (initial DB state: table -> rows, every
 column of every row given but nullable ones without a default, which may be left out when null;

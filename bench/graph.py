@@ -34,7 +34,8 @@ def synthetic_domain(size: int = 200) -> DomainSpec:
     for i, entity in enumerate(ENTITIES[: size // 5]):
         parent = ENTITIES[i - 1] if i % 2 else None
         key = f"{entity}_id"
-        ref = [{"name": f"{parent}_id", "type": "string", "description": f"Identifier of the {parent} it belongs to"}] if parent else []
+        ref = ([{"name": f"{parent}_id", "type": "string", "description": f"Identifier of the {parent} it belongs to"}]
+               if parent else [])
         fields = [{"name": key, "type": "string", "description": f"Identifier of the {entity}"},
                   {"name": "name", "type": "string", "description": f"Name of the {entity}"},
                   {"name": "status", "type": "string", "description": f"Lifecycle status of the {entity}"}]

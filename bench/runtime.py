@@ -406,7 +406,8 @@ def main(name: str = "job_seeking", live: int = 1000) -> None:
         ours = results["small"]["in process"]
         sub = anchor_subprocess(env, calls, sample)
         print(f"  tool call: subprocess + pickled state  {ratio(sub, ours['read'] + ours['write'])}")
-        print(f"  reset, {sizes['small']} rows: pydantic deepcopy   {ratio(anchor_deepcopy(env.spec.db, sample, 300), ours['reset'])}")
+        deepcopy = anchor_deepcopy(env.spec.db, sample, 300)
+        print(f"  reset, {sizes['small']} rows: pydantic deepcopy   {ratio(deepcopy, ours['reset'])}")
         print(f"  reset, {sizes['large']:,} rows: pydantic deepcopy "
               f"{ratio(anchor_deepcopy(env.spec.db, big, 20), results['large']['in process']['reset'])}")
 

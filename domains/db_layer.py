@@ -12,7 +12,6 @@ from graphlib import CycleError, TopologicalSorter
 
 from domains.db_runtime import RUNTIME
 from domains.spec import DBSchema, Table
-from sandbox.guard import parse
 
 _PY_TYPE = {
     "string": "str", "text": "str", "integer": "int", "number": "float",

@@ -18,7 +18,6 @@ from domains.spec import DomainSpec, State
 from domains.task_model import Task, task_ids
 from domains.tool_schemas import openai_function
 from mcp_servers.runtime import resolve_domain
-from domains.tool_schemas import openai_function
 from rollouts.agents import agent_system_prompt
 from rollouts.sessions import episode_policy, read_policy
 from verification.procedural import tool_sources

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from mcp_servers.control_token import TOKEN_ENV, server_token
+
 if TYPE_CHECKING:
     from mcp_servers.runtime import Environment
 

@@ -29,11 +29,11 @@ import types
 from sqlalchemy import create_engine
 from sqlmodel import Session
 
+from mcp_servers.episode_db import EpisodeDB, direct_savepoints
 from sandbox import generated, timeout
 from sandbox.database import SwapPool
 from sandbox.protocol import read_request, write_reply
 from sandbox.template import Service as TemplateService
-from mcp_servers.episode_db import EpisodeDB, direct_savepoints
 
 
 class Tools:

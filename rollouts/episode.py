@@ -28,6 +28,7 @@ from rollouts.sessions import InProcessSession, Session
 from rollouts.trajectory import STOP, Limits, Termination, Trajectory, Usage, assistant_message
 from rollouts.user import InstructionUser, User
 
+
 async def run_episode(session: Session, agent: Agent, user: User, *, trial: int = 0,
                       limits: Limits | None = None) -> Trajectory:
     """Play one episode on an open session (closed by the caller) and score it."""

@@ -118,7 +118,7 @@ def markdown(summary: dict, pictures: list[str]) -> str:
         f"- average reward: **{summary['average_reward']:.3f}**, full-reward episodes: {summary['success_rate']:.1%}",
         f"- limits per episode: {config['limits']['max_turns']} turns (agent actions), "
         f"{config['limits']['max_tool_calls']} tool calls",
-        f"- ended by: " + ", ".join(f"{k} {v}" for k, v in summary["terminations"].items()),
+        "- ended by: " + ", ".join(f"{k} {v}" for k, v in summary["terminations"].items()),
         f"- tokens: agent {tokens['agent']['prompt']:,} prompt + {tokens['agent']['completion']:,} completion, "
         f"user {tokens['user']['prompt']:,} + {tokens['user']['completion']:,}; total {tokens['total']:,}",
     ]

@@ -13,7 +13,6 @@ import pytest
 from agents.answers import ToolCode
 from agents.build import Run, run_pipeline
 from agents.code_agent import code_groups
-from agents.build import Run, run_pipeline
 from llm import LLM, LLMError, MissingStep, ScriptedBackend, StepKey, Transcript
 from tests.support.scripted_domain import answers, reading_list
 from verification.procedural import check_integrity, check_tool, open_domain, tool_names

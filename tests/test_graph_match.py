@@ -21,7 +21,7 @@ def P(name, type, concept, description, required=True, **extra):
             **({} if required else {"required": False}), **extra}
 
 
-def O(name, type, concept, description, fields=None):
+def Out(name, type, concept, description, fields=None):
     return {"name": name, "type": type, "description": description, "concept": concept,
             **({"fields": fields} if fields else {})}
 
@@ -35,55 +35,55 @@ EVENT_TICKETING = {"name": "event_ticketing", "tools": [
         P("city", "string", "city", "City where the event takes place"),
         P("date_from", "string", "date", "Earliest event date", format="YYYY-MM-DD", required=False),
         P("genre", "string", "event.genre", "Music genre or show type", required=False)],
-      [O("events", "array", None, "Matching events", [
-          O("event_id", "string", "event.id", "Identifier of the event"),
-          O("title", "string", "event.title", "Event title"),
-          O("venue_id", "string", "venue.id", "Venue hosting the event"),
-          O("date", "string", "date", "Event date")])]),
+      [Out("events", "array", None, "Matching events", [
+          Out("event_id", "string", "event.id", "Identifier of the event"),
+          Out("title", "string", "event.title", "Event title"),
+          Out("venue_id", "string", "venue.id", "Venue hosting the event"),
+          Out("date", "string", "date", "Event date")])]),
     T("get_event", "Get an event with its ticket categories.", [
         P("event_id", "string", "event.id", "Event identifier")],
-      [O("event_id", "string", "event.id", "Event identifier"),
-       O("title", "string", "event.title", "Title"),
-       O("venue_id", "string", "venue.id", "Venue of the event"),
-       O("categories", "array", None, "Ticket categories", [
-           O("category_id", "string", "category.id", "Identifier of the ticket category"),
-           O("price", "number", "ticket.price", "Price of one ticket"),
-           O("remaining", "integer", "category.remaining", "Tickets still available")])]),
+      [Out("event_id", "string", "event.id", "Event identifier"),
+       Out("title", "string", "event.title", "Title"),
+       Out("venue_id", "string", "venue.id", "Venue of the event"),
+       Out("categories", "array", None, "Ticket categories", [
+           Out("category_id", "string", "category.id", "Identifier of the ticket category"),
+           Out("price", "number", "ticket.price", "Price of one ticket"),
+           Out("remaining", "integer", "category.remaining", "Tickets still available")])]),
     T("get_venue", "Get the address and capacity of a venue.", [
         P("venue_id", "string", "venue.id", "Venue identifier")],
-      [O("venue_id", "string", "venue.id", "Venue identifier"),
-       O("name", "string", "venue.name", "Venue name"),
-       O("city", "string", "city", "City of the venue"),
-       O("capacity", "integer", "venue.capacity", "Number of seats")]),
+      [Out("venue_id", "string", "venue.id", "Venue identifier"),
+       Out("name", "string", "venue.name", "Venue name"),
+       Out("city", "string", "city", "City of the venue"),
+       Out("capacity", "integer", "venue.capacity", "Number of seats")]),
     T("buy_tickets", "Buy tickets of one category for a customer.", [
         P("category_id", "string", "category.id", "Ticket category to buy"),
         P("quantity", "integer", "ticket.quantity", "Number of tickets"),
         P("customer_email", "string", "customer.email", "Email the tickets are sent to", format="email")],
-      [O("order_id", "string", "order.id", "Identifier of the ticket order"),
-       O("ticket_ids", "array", "ticket.id", "Issued tickets"),
-       O("total", "number", "order.total", "Amount charged")], mutates=True),
+      [Out("order_id", "string", "order.id", "Identifier of the ticket order"),
+       Out("ticket_ids", "array", "ticket.id", "Issued tickets"),
+       Out("total", "number", "order.total", "Amount charged")], mutates=True),
     T("get_ticket_order", "Get a ticket order.", [
         P("order_id", "string", "order.id", "Ticket order identifier")],
-      [O("order_id", "string", "order.id", "Ticket order identifier"),
-       O("event_id", "string", "event.id", "Event the tickets are for"),
-       O("customer_email", "string", "customer.email", "Buyer's email"),
-       O("quantity", "integer", "ticket.quantity", "Number of tickets"),
-       O("status", "string", "order.status", "paid or refunded")]),
+      [Out("order_id", "string", "order.id", "Ticket order identifier"),
+       Out("event_id", "string", "event.id", "Event the tickets are for"),
+       Out("customer_email", "string", "customer.email", "Buyer's email"),
+       Out("quantity", "integer", "ticket.quantity", "Number of tickets"),
+       Out("status", "string", "order.status", "paid or refunded")]),
     T("refund_order", "Refund a ticket order before the event.", [
         P("order_id", "string", "order.id", "Order to refund")],
-      [O("order_id", "string", "order.id", "Refunded order"),
-       O("refund_amount", "number", "refund.amount", "Amount returned")], mutates=True),
+      [Out("order_id", "string", "order.id", "Refunded order"),
+       Out("refund_amount", "number", "refund.amount", "Amount returned")], mutates=True),
     T("transfer_ticket", "Transfer a ticket to another person.", [
         P("ticket_id", "string", "ticket.id", "Ticket to transfer"),
         P("recipient_email", "string", "customer.email", "Email of the new holder", format="email")],
-      [O("ticket_id", "string", "ticket.id", "Transferred ticket"),
-       O("holder_email", "string", "customer.email", "New holder")], mutates=True),
+      [Out("ticket_id", "string", "ticket.id", "Transferred ticket"),
+       Out("holder_email", "string", "customer.email", "New holder")], mutates=True),
     T("list_customer_orders", "List the ticket orders made with an email address.", [
         P("customer_email", "string", "customer.email", "Buyer's email", format="email")],
-      [O("orders", "array", None, "Orders", [
-          O("order_id", "string", "order.id", "Order identifier"),
-          O("event_id", "string", "event.id", "Event"),
-          O("status", "string", "order.status", "Order status")])]),
+      [Out("orders", "array", None, "Orders", [
+          Out("order_id", "string", "order.id", "Order identifier"),
+          Out("event_id", "string", "event.id", "Event"),
+          Out("status", "string", "order.status", "Order status")])]),
 ]}
 
 CAR_RENTAL = {"name": "car_rental", "tools": [
@@ -92,49 +92,49 @@ CAR_RENTAL = {"name": "car_rental", "tools": [
         P("pickup_date", "string", "date.pickup", "Pickup date", format="YYYY-MM-DD"),
         P("return_date", "string", "date.return", "Return date", format="YYYY-MM-DD"),
         P("car_class", "string", "car.class", "Vehicle class", enum=["economy", "compact", "suv", "van"], required=False)],
-      [O("cars", "array", None, "Available cars", [
-          O("car_id", "string", "car.id", "Identifier of the car"),
-          O("model", "string", "car.model", "Make and model"),
-          O("daily_rate", "number", "car.rate", "Price per day")])]),
+      [Out("cars", "array", None, "Available cars", [
+          Out("car_id", "string", "car.id", "Identifier of the car"),
+          Out("model", "string", "car.model", "Make and model"),
+          Out("daily_rate", "number", "car.rate", "Price per day")])]),
     T("list_locations", "List rental offices in a city.", [
         P("city", "string", "city", "City name")],
-      [O("locations", "array", None, "Rental offices", [
-          O("location_id", "string", "location.id", "Identifier of the office"),
-          O("address", "string", "location.address", "Street address"),
-          O("city", "string", "city", "City")])]),
+      [Out("locations", "array", None, "Rental offices", [
+          Out("location_id", "string", "location.id", "Identifier of the office"),
+          Out("address", "string", "location.address", "Street address"),
+          Out("city", "string", "city", "City")])]),
     T("create_reservation", "Reserve a car for a driver.", [
         P("car_id", "string", "car.id", "Car to reserve"),
         P("driver_id", "string", "driver.id", "Registered driver"),
         P("pickup_date", "string", "date.pickup", "Pickup date", format="YYYY-MM-DD"),
         P("return_date", "string", "date.return", "Return date", format="YYYY-MM-DD"),
         P("insurance", "boolean", "reservation.insurance", "Add full insurance", required=False, default=False)],
-      [O("reservation_id", "string", "reservation.id", "Identifier of the reservation"),
-       O("total_price", "number", "reservation.total", "Price for the whole period")], mutates=True),
+      [Out("reservation_id", "string", "reservation.id", "Identifier of the reservation"),
+       Out("total_price", "number", "reservation.total", "Price for the whole period")], mutates=True),
     T("register_driver", "Register a driver with their licence.", [
         P("full_name", "string", "driver.name", "Driver's full name"),
         P("licence_number", "string", "driver.licence", "Driving licence number")],
-      [O("driver_id", "string", "driver.id", "Identifier of the driver")], mutates=True),
+      [Out("driver_id", "string", "driver.id", "Identifier of the driver")], mutates=True),
     T("get_reservation", "Get a reservation.", [
         P("reservation_id", "string", "reservation.id", "Reservation identifier")],
-      [O("reservation_id", "string", "reservation.id", "Reservation identifier"),
-       O("car_id", "string", "car.id", "Reserved car"),
-       O("driver_id", "string", "driver.id", "Driver"),
-       O("pickup_date", "string", "date.pickup", "Pickup date"),
-       O("return_date", "string", "date.return", "Return date"),
-       O("status", "string", "reservation.status", "booked, active, returned or cancelled")]),
+      [Out("reservation_id", "string", "reservation.id", "Reservation identifier"),
+       Out("car_id", "string", "car.id", "Reserved car"),
+       Out("driver_id", "string", "driver.id", "Driver"),
+       Out("pickup_date", "string", "date.pickup", "Pickup date"),
+       Out("return_date", "string", "date.return", "Return date"),
+       Out("status", "string", "reservation.status", "booked, active, returned or cancelled")]),
     T("extend_reservation", "Move the return date of a reservation later.", [
         P("reservation_id", "string", "reservation.id", "Reservation to extend"),
         P("new_return_date", "string", "date.return", "New return date", format="YYYY-MM-DD")],
-      [O("reservation_id", "string", "reservation.id", "Extended reservation"),
-       O("total_price", "number", "reservation.total", "New total price")], mutates=True),
+      [Out("reservation_id", "string", "reservation.id", "Extended reservation"),
+       Out("total_price", "number", "reservation.total", "New total price")], mutates=True),
     T("cancel_reservation", "Cancel a reservation that has not started.", [
         P("reservation_id", "string", "reservation.id", "Reservation to cancel")],
-      [O("reservation_id", "string", "reservation.id", "Cancelled reservation"),
-       O("status", "string", "reservation.status", "cancelled")], mutates=True),
+      [Out("reservation_id", "string", "reservation.id", "Cancelled reservation"),
+       Out("status", "string", "reservation.status", "cancelled")], mutates=True),
     T("report_damage", "Report damage found on a rented car.", [
         P("reservation_id", "string", "reservation.id", "Reservation during which it happened"),
         P("description", "string", "damage.description", "What is damaged")],
-      [O("claim_id", "string", "claim.id", "Identifier of the damage claim")], mutates=True),
+      [Out("claim_id", "string", "claim.id", "Identifier of the damage claim")], mutates=True),
 ]}
 
 HELD_OUT = [EVENT_TICKETING, CAR_RENTAL]

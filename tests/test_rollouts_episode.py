@@ -8,9 +8,19 @@ import pytest
 
 from llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.runtime import Environment
-from rollouts import (AgentAction, Limits, LLMAgent, LLMUser, NoopAgent, ReferenceAgent, ToolCall,
-                      oracle_best_of_k, run_task)
+from rollouts import (
+    AgentAction,
+    Limits,
+    LLMAgent,
+    LLMUser,
+    NoopAgent,
+    ReferenceAgent,
+    ToolCall,
+    oracle_best_of_k,
+    run_task,
+)
 from tests.support.rollouts_tasks import TASKS, WITHDRAW, write_domain
+
 
 class Recording(ScriptedBackend):
     """Keeps every prompt it was shown, per stage."""

@@ -10,7 +10,6 @@ from starlette.testclient import TestClient
 
 from mcp_servers.control_token import bearer
 from mcp_servers.http_app import create_app
-from mcp_servers.runtime import Environment
 from rollouts.user_api import user_for, user_routes
 from tests.support.rollouts_tasks import CONTROL_TOKEN
 from tests.support.rollouts_tasks import CONVERSATIONAL as TASK

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from domains.spec import DBSchema, DomainSpec
 from domains.db_layer import table_order
+from domains.spec import DBSchema, DomainSpec
 from mcp_servers.sample_state import BULK, build_sample_state, merge_states
 from tests.support.fixture_domain import DUNE
 

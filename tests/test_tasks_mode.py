@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tasks.mode import argument_sources, task_mode
 from domains.task_model import Task
+from tasks.mode import argument_sources, task_mode
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILE = {"name": "Jennifer Walker", "email": "jennifer.walker@example.com"}

@@ -12,9 +12,9 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from llm import LLM, LiteLLMBackend, Transcript, native_message, schema_text
 from domains.spec import DomainSpec
 from graph.model import from_json
+from llm import LLM, LiteLLMBackend, Transcript, native_message, schema_text
 from mcp_servers.runtime import Environment
 from tasks.build import Stage, build_task
 from tasks.expand import restricted, structural_link

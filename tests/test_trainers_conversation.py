@@ -12,9 +12,9 @@ import time
 import pytest
 import uvicorn
 
+from mcp_servers.control_token import TOKEN_ENV
 from mcp_servers.http_app import create_app
 from rollouts.user_api import user_for, user_routes
-from mcp_servers.control_token import TOKEN_ENV
 from tests.support.rollouts_tasks import CONTROL_TOKEN
 from tests.support.rollouts_tasks import CONVERSATIONAL as TASK
 from trainers.conversation import connected, playable, tell_user

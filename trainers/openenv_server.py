@@ -36,8 +36,15 @@ from typing import Any, Optional
 
 from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.mcp_types import (CallToolAction, CallToolObservation, ListToolsAction,
-                                               ListToolsObservation, Tool, ToolError, ToolErrorType)
+from openenv.core.env_server.mcp_types import (
+    CallToolAction,
+    CallToolObservation,
+    ListToolsAction,
+    ListToolsObservation,
+    Tool,
+    ToolError,
+    ToolErrorType,
+)
 from openenv.core.env_server.types import Action, Observation, State
 
 from trainers.control import END_TOOL, END_TOOL_SCHEMA, Control, ControlError

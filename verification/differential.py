@@ -20,7 +20,7 @@ import copy
 import json
 import threading
 from datetime import date, datetime, timedelta
-from typing import Any, get_args
+from typing import get_args
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st

@@ -41,8 +41,8 @@ from pydantic import BaseModel
 
 from domains.spec import DomainSpec, ToolTest
 from domains.tool_schemas import ArgumentError, ArgumentValidator
-from verification.equivalence import proved_equivalent
 from sandbox.guard import parse
+from verification.equivalence import proved_equivalent
 from verification.procedural import tool_names, tool_sources
 from verification.sandbox import Sandbox
 from verification.verdict import signature
