@@ -155,7 +155,11 @@ that check every output field and every write) and each declared exception, with
 - a rejection case per precondition and per value a rule names (each closed status, each refused move),
   each on a state that breaks only that rule;
 - both sides of every bound: the last value allowed and the first refused (lengths, minimums, limits,
-  date windows).
+  date windows);
+- for a lookup or filter, a bystander row that each of its conditions alone excludes (same status, other
+  owner; same owner, other status), so that dropping any one condition fails a case;
+- where the schema allows free text, inputs padded with spaces or in another case, when the tool
+  normalises them (trims, lowercases, rounds).
 Set done to true once the cases written so far cover the tool.
 """ + TESTS_FORMAT
 
