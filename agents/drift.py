@@ -28,8 +28,12 @@ def drift_conflicts(tools: list[ToolSchema], db: DBSchema, tool_tables: dict[str
     out = []
     for tool in tools:
         tables = [db.table(t) for t in tool_tables.get(tool.name, []) if t in known]
-        columns = {c.name: c for table in tables for c in table.columns}
-        choices = {name: c.choices for name, c in columns.items() if c.choices}
+        columns = {c.name for table in tables for c in table.columns}
+        # a name several of the tool's tables share (`status` of a wedding and of its tasks) allows
+        # what any of them allows: which one a postcondition or a filter means is not known by name
+        choices: dict[str, list[str]] = {}
+        for column in (c for table in tables for c in table.columns if c.choices):
+            choices[column.name] = list(dict.fromkeys([*choices.get(column.name, []), *column.choices]))
         params = {p.name for p in tool.parameters}
         for post in tool.postconditions:
             for name in dict.fromkeys(_SET.findall(post)):

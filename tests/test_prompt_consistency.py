@@ -16,7 +16,7 @@ from agents.database_agent import design_database
 from agents.drift import drift_conflicts
 from agents.prompts import TESTS_FORMAT
 from domains.db_runtime import DEFAULT_NOW
-from domains.spec import DomainSpec, Param, ToolSchema
+from domains.spec import DBSchema, DomainSpec, Param, ToolSchema
 from domains.tool_schemas import ArgumentError, ArgumentValidator
 from llm import LLM, ScriptedBackend, StepKey, Transcript
 from tests.support.scripted_domain import BOOK, DATABASE, EXPORT_OK, POLICY, TOOLS
@@ -185,3 +185,24 @@ def test_conflicts_the_model_leaves_are_reported_not_fought_over(tmp_path):
     assert len(drift_conflicts(_drifting_tools(), db, mapping)) == 2
     clean = [ToolSchema.model_validate(t) for t in TOOLS]
     assert drift_conflicts(clean, db, mapping) == []
+
+
+def test_a_column_name_two_tables_share_allows_the_values_of_either():
+    db = DBSchema.model_validate({"tables": [
+        {"name": "wedding", "id_prefix": "WED", "columns": [
+            {"name": "wedding_id", "type": "string", "primary_key": True},
+            {"name": "status", "type": "string", "choices": ["planning", "confirmed"]}]},
+        {"name": "task", "id_prefix": "TSK", "columns": [
+            {"name": "task_id", "type": "string", "primary_key": True},
+            {"name": "status", "type": "string", "choices": ["open", "done"]}]}]})
+    def tool(enum):
+        return ToolSchema.model_validate({
+            "name": "list_tasks", "description": "List a wedding's tasks.", "mutates": False,
+            "parameters": [{"name": "status", "type": "string", "description": "filter", "required": False,
+                            "enum": enum}],
+            "output": []})
+    mapping = {"list_tasks": ["wedding", "task"]}
+    assert drift_conflicts([tool(["open", "done", "planning"])], db, mapping) == []
+    assert drift_conflicts([tool(["open", "blocked"])], db, mapping) == [
+        "list_tasks: parameter status allows 'blocked', which status does not (its values: planning, confirmed, "
+        "open, done)"]
