@@ -58,6 +58,9 @@ class TaskMetadata(BaseModel):
     probes: dict[str, str] = Field({}, description="tool → outcome of executing it on the initial state")
     distractor_rows: int
     distractors_rejected: int = 0
+    # Absent for tasks made before the domain's vocabulary, so that they keep their bytes.
+    lookalike_rows: int | None = Field(
+        None, description="distractor rows that share a name or title with one of the task's own rows")
     repairs: list[str] = Field([], description="what failed and was fed back before the task verified")
     reward_before: float = Field(description="reward of the untouched initial state (< 1)")
     tokens: int = Field(0, description="LLM tokens (prompt + completion) spent on this task")

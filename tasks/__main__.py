@@ -23,6 +23,7 @@ from tasks import execute
 from tasks.build import Dropped, Stage, build_task
 from tasks.oracle import oracle_for
 from tasks.report import write_outputs
+from tasks.vocabulary import recorded_or_asked
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 DEFAULT_N, DEFAULT_SEED = 48, 1
@@ -37,7 +38,8 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
     tasks: list[Task] = []
     dropped: dict[str, list[str]] = {}
     with Environment(out, workers=2) as env:
-        stage = Stage(spec, graph, llm, env, feasibility=oracle_for(llm, env), log=log)
+        stage = Stage(spec, graph, llm, env, feasibility=oracle_for(llm, env), log=log,
+                      vocabulary=recorded_or_asked(llm, spec))
         try:
             for i in range(n):
                 task_id = f"task_{i + 1:03d}"

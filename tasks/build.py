@@ -42,7 +42,8 @@ from tasks.prompts import (
     policies_prompt,
     state_prompt,
 )
-from tasks.state import check_state, distractors, merge
+from tasks.state import check_state, distractors, lookalike_rows, merge
+from tasks.vocabulary import Vocabulary
 from tasks.verify import ReplayFailed, effect, replay, reward
 from verification.reward import default_reward_spec
 
@@ -74,6 +75,7 @@ class Stage:
     feasibility: expand.Feasibility | None = None
     attempts: int = 3
     log: Callable[[str], None] = print
+    vocabulary: Vocabulary | None = None  # realistic distractor values (tasks.vocabulary), when recorded
     verified: set[str] = field(default_factory=set)
 
     def ask(self, item: str, attempt: int, prompt: str, schema):
@@ -142,7 +144,8 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
         raise Dropped("satisfied", "the goal changes nothing: the initial state already satisfies it")
 
     # 3: distractors, each group kept only if the program's effect stays the same with it.
-    groups = distractors(spec.db, core, level, seed * 1000 + index, datetime.fromisoformat(DEFAULT_NOW).date(), spec.policy)
+    groups = distractors(spec.db, core, level, seed * 1000 + index, datetime.fromisoformat(DEFAULT_NOW).date(),
+                         spec.policy, stage.vocabulary)
     kept, rejected = _orthogonal(stage, core, program.code, target, groups)
     if not kept:
         raise Dropped("distractors", "no distractor group leaves the outcome unchanged")
@@ -219,6 +222,7 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
         feasibility=feasibility, feasibility_source=getattr(stage.feasibility, "source", None) if rounds else None,
         p=p, expansions=rounds, auxiliary_chains=aux, probes=probes,
         distractor_rows=sum(len(rows) for grp in kept for rows in grp.values()), distractors_rejected=rejected,
+        lookalike_rows=lookalike_rows(spec.db, core, kept) if stage.vocabulary else None,
         repairs=repairs, reward_before=round(before, 4), tokens=tokens)
     choices = {t: {p.name for p in env.tools[t].parameters if p.enum or p.type == "boolean"} for t in env.tools}
     sources = argument_sources(said.instruction, said.user_profile, initial, [c.model_dump() for c in run.calls],

@@ -1,7 +1,9 @@
 """Initial states: entity-consistency checks, and distractor rows generated from the schema.
 
-Distractors are made without an LLM: Faker (pinned, seeded per task) fills each column from its
-type, name, enum, bounds and length, and foreign keys point only at other distractor rows, so a
+Distractors are made without a model request of their own: the domain's vocabulary (tasks.vocabulary,
+asked once per domain) gives realistic values and ranges per column, Faker (pinned, seeded per
+task) fills the rest from each column's type, name, enum, bounds and length, look-alikes take the
+name of one of the task's own rows, and foreign keys point only at other distractor rows, so a
 distractor never edits the rows the task is about. Whether they change the task's outcome is
 decided by execution elsewhere (tasks.verify); here they are made schema-valid and, where the
 domain has a policy, kept to its invariants (`keep_invariants`).
@@ -9,6 +11,7 @@ domain has a policy, kept to its invariants (`keep_invariants`).
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from datetime import date, datetime, timedelta
@@ -18,10 +21,15 @@ from faker import Faker
 from domains.db_layer import table_order
 from domains.policy import Policy
 from domains.spec import Column, DBSchema, State, Table
+from tasks.vocabulary import Vocabulary, text_columns
 from verification.invariants import keep_invariants
 
 # Distractor root rows (rows of tables with no foreign key) per complexity level.
 DENSITY = {1: 3, 2: 6, 3: 10}
+# Of those, the groups whose root row looks like one of the task's own (its names and titles,
+# another date, amount or status), as tau2's tasks use them: none at level 1.
+LOOKALIKES = {1: 0, 2: 2, 3: 4}
+_NAMED = re.compile(r"(^|_)(name|title)$")
 
 
 def check_state(schema: DBSchema, state: State) -> list[str]:
@@ -89,19 +97,23 @@ def _next_numbers(table: Table, state: State) -> int:
 
 
 class _Values:
-    """Column values from Faker and the column's constraints, around the task's clock."""
+    """Column values from the domain's vocabulary where it has one, else from Faker and the column's
+    constraints, around the task's clock."""
 
-    def __init__(self, seed: int, today: date):
+    def __init__(self, seed: int, today: date, vocabulary: Vocabulary | None = None):
         self.rng = random.Random(seed)
         self.fake = Faker("en_US")
         self.fake.seed_instance(seed)
         self.today = today
+        self.vocabulary = vocabulary
 
-    def value(self, col: Column):
+    def value(self, table: str, col: Column):
         if col.nullable and not col.choices and self.rng.random() < 0.25:
             return None
         if col.choices:
             return self.rng.choice(col.choices)
+        if self.vocabulary is not None and (known := self._realistic(f"{table}.{col.name}", col)) is not None:
+            return known
         low = col.minimum if col.minimum is not None else 0
         if col.type == "integer":
             high = col.maximum if col.maximum is not None else low + 100
@@ -120,6 +132,19 @@ class _Values:
             return self.fake.paragraph(nb_sentences=2)
         return self._string(col)[: col.max_length or None]
 
+    def _realistic(self, key: str, col: Column):
+        given = self.vocabulary.texts.get(key)
+        if given is not None and given.provider:
+            return str(getattr(self.fake, given.provider)())[: col.max_length or None]
+        if given is not None and given.values:
+            return self.rng.choice(given.values)
+        if (pair := self.vocabulary.ranges.get(key)) is not None:
+            low, high = pair
+            if col.type == "integer":
+                return self.rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
+            return round(self.rng.uniform(low, high), 2)
+        return None
+
     def _string(self, col: Column) -> str:
         name = col.name
         for hint, make in (("email", self.fake.email), ("phone", self.fake.phone_number),
@@ -131,20 +156,22 @@ class _Values:
 
 
 def distractors(schema: DBSchema, core: State, level: int, seed: int, today: date,
-                policy: Policy | None = None) -> list[State]:
+                policy: Policy | None = None, vocabulary: Vocabulary | None = None) -> list[State]:
     """Groups of schema-valid rows (one root row and its children each), `DENSITY[level]` groups,
-    each kept to the policy's invariants together with the core state.
+    each kept to the policy's invariants together with the core state. With the domain's
+    vocabulary, values read like real records and the first `LOOKALIKES[level]` rounds copy the
+    names and titles of one of the task's own rows.
 
     Keys continue after the core state's, so generated keys never collide; each group is a unit
     that is kept or rejected as a whole.
     """
-    values = _Values(seed, today)
+    values = _Values(seed, today, vocabulary)
     tables = {t.name: t for t in schema.tables}
     order = table_order(schema)
     numbers = {t.name: _next_numbers(t, core) for t in schema.tables}
     roots = [n for n in order if not any(c.foreign_key for c in tables[n].columns)]
     groups: list[State] = []
-    for _ in range(DENSITY[level]):
+    for round_ in range(DENSITY[level]):
         for root in roots:
             group: State = {}
             for name in order:
@@ -159,6 +186,8 @@ def distractors(schema: DBSchema, core: State, level: int, seed: int, today: dat
                 for _ in range(count):
                     row = _row(table, refs, group, values, numbers)
                     if row is not None:
+                        if vocabulary is not None and round_ < LOOKALIKES[level] and core.get(name):
+                            _look_like(table, row, values.rng.choice(core[name]))
                         group.setdefault(name, []).append(row)
             if policy is not None:
                 group = keep_invariants(policy, schema, group, core=core, reset=True, rounds=20) or {}
@@ -180,12 +209,32 @@ def _row(table: Table, refs: list[Column], group: State, values: _Values, number
                 return None
             row[col.name] = values.rng.choice(options)
         else:
-            row[col.name] = values.value(col)
+            row[col.name] = values.value(table.name, col)
             if row[col.name] is None and not col.nullable:
                 row[col.name] = col.default
     _order_pairs(row)
     numbers[table.name] += 1
     return row
+
+
+def _look_like(table: Table, row: dict, original: dict) -> None:
+    """The row takes the original's name or title and keeps its own key, dates, numbers, statuses
+    and other text: the same name on another date, the same product in another size."""
+    for col in text_columns(table):
+        if col.type == "string" and not col.unique and _NAMED.search(col.name) and original.get(col.name):
+            row[col.name] = original[col.name]
+            return
+
+
+def lookalike_rows(schema: DBSchema, core: State, groups: list[State]) -> int:
+    """Rows of the groups that share a name or title with a row of the task's own."""
+    count = 0
+    for table in schema.tables:
+        names = [c.name for c in text_columns(table) if c.type == "string" and _NAMED.search(c.name)]
+        own = {(n, r[n]) for r in core.get(table.name, []) for n in names if r.get(n)}
+        count += sum(1 for group in groups for r in group.get(table.name, [])
+                     if any((n, r.get(n)) in own for n in names))
+    return count
 
 
 def _order_pairs(row: dict) -> None:
