@@ -43,8 +43,8 @@ from tasks.prompts import (
     state_prompt,
 )
 from tasks.state import check_state, distractors, lookalike_rows, merge
-from tasks.vocabulary import Vocabulary
 from tasks.verify import ReplayFailed, effect, replay, reward
+from tasks.vocabulary import Vocabulary
 from verification.reward import default_reward_spec
 
 CHAIN_LENGTH = {1: 3, 2: 5, 3: 7}
