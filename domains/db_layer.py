@@ -67,15 +67,16 @@ def _column_code(table: Table, col) -> str:
 def _checks(table: Table) -> list[str]:
     checks = []
     for col in table.columns:
+        name = f'"{col.name}"'  # quoted: a column may be named for an SQL keyword (a guest's `group`)
         if col.choices:
             allowed = ", ".join("'" + v.replace("'", "''") + "'" for v in col.choices)
-            checks.append(f"{col.name} IS NULL OR {col.name} IN ({allowed})")
+            checks.append(f"{name} IS NULL OR {name} IN ({allowed})")
         if col.minimum is not None:
-            checks.append(f"{col.name} IS NULL OR {col.name} >= {col.minimum:g}")
+            checks.append(f"{name} IS NULL OR {name} >= {col.minimum:g}")
         if col.maximum is not None:
-            checks.append(f"{col.name} IS NULL OR {col.name} <= {col.maximum:g}")
+            checks.append(f"{name} IS NULL OR {name} <= {col.maximum:g}")
         if col.max_length and col.type in ("string", "text"):
-            checks.append(f"{col.name} IS NULL OR length({col.name}) <= {col.max_length}")
+            checks.append(f"{name} IS NULL OR length({name}) <= {col.max_length}")
     return checks
 
 

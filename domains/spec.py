@@ -5,6 +5,7 @@ Every stage reads and writes these models; `spec.json` and `tests/*.json` are th
 
 from __future__ import annotations
 
+import keyword
 import re
 from typing import Any, Literal
 
@@ -32,6 +33,8 @@ class _Model(BaseModel):
 def _ident(value: str) -> str:
     if not IDENT.match(value):
         raise ValueError(f"{value!r} is not a snake_case identifier")
+    if keyword.iskeyword(value):  # a parameter or column becomes a Python name in the generated code
+        raise ValueError(f"{value!r} is a Python keyword; name it otherwise (e.g. {value}_name)")
     return value
 
 

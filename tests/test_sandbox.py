@@ -132,3 +132,20 @@ def test_a_request_far_larger_than_one_read_arrives_whole(box):
               "expect_return": big["item"][2998]} for n in range(8)]
     results = box.run_tests("get_item", tests)
     assert [r["passed"] for r in results] == [True] * 8, results[0]["problems"]
+
+
+def test_a_column_named_for_an_sql_keyword_loads_and_keeps_its_constraints():
+    from domains.db_layer import integrity_cases
+    from verification.procedural import run_integrity
+    schema = DBSchema(tables=[Table(name="guest", id_prefix="GST", columns=[
+        Column(name="guest_id", type="string", primary_key=True, nullable=False),
+        Column(name="group", type="string", max_length=12),
+        Column(name="order", type="integer", minimum=1, maximum=9),
+    ])])
+    with Sandbox(compile_db("demo", schema), timeout=2) as sandbox:
+        assert run_integrity(sandbox, integrity_cases(schema)) == []
+
+
+def test_a_python_keyword_is_refused_as_a_column_or_parameter_name():
+    with pytest.raises(ValueError, match="Python keyword"):
+        Column(name="class", type="string")
