@@ -24,7 +24,7 @@ _MONTHS |= {name.lower(): n for n, name in enumerate(calendar.month_abbr) if nam
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _MONTH_FIRST = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
 _DAY_FIRST = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
-_TIME = re.compile(r"\b(\d{1,2}):(\d{2})(?::\d{2})?\s*([ap]\.?m\.?)?", re.IGNORECASE)
+_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?\s*([ap]\.?m\.?)?", re.IGNORECASE)
 _HOUR_ONLY = re.compile(r"\b(\d{1,2})\s*([ap]\.?m\.?)", re.IGNORECASE)
 
 
