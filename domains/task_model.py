@@ -59,7 +59,8 @@ class TaskMetadata(BaseModel):
     distractor_rows: int
     distractors_rejected: int = 0
     repairs: list[str] = Field([], description="what failed and was fed back before the task verified")
-    reward_before: float = Field(description="reward of the untouched initial state (< 1)")
+    reward_before: float = Field(description="reward of the untouched initial state (< 1); on a refusal task, "
+                                             "of an episode that made the forbidden call (< 1)")
     tokens: int = Field(0, description="LLM tokens (prompt + completion) spent on this task")
 
 
