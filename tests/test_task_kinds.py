@@ -156,3 +156,32 @@ def test_change_tasks_keep_their_bytes_and_each_kind_needs_its_fields():
         Task(id="a", kind="answer")
     with pytest.raises(ValidationError, match="needs its policy_rule"):
         Task(id="r", kind="refusal")
+
+
+def test_exports_carry_each_kind_and_the_awm_verifier_reads_the_facts(served, tmp_path):
+    from export import awm, hf, tau2
+    from export.episode_rows import ground_truth
+    from export.source import read_domain
+    from tests.test_export import _database, _verify
+
+    env, answer, refusal, folder = served
+    source = read_domain(folder)
+    tasks = {t.id: t for t in source.tasks}
+    assert hf.kind_columns(tasks[answer.id])["kind"] == "answer"
+    assert json.loads(ground_truth(source, tasks[answer.id]))["facts"][0]["value"] == answer.facts[0].value
+    assert json.loads(ground_truth(source, tasks[refusal.id]))["policy_rule"]["tool"] == "submit_application"
+    said = tau2.task(source, tasks[answer.id])["evaluation_criteria"]
+    assert said["communicate_info"] == [str(f.value) for f in answer.facts] and "COMMUNICATE" in said["reward_basis"]
+    assert tau2.task(source, tasks[refusal.id])["description"]["relevant_policies"] == refusal.policy_rule.rule
+    awm.export(source, tmp_path / "awm", env=env)
+    rows = [json.loads(line) for line in (tmp_path / "awm" / "gen_verifier.pure_code.jsonl").read_text().splitlines()]
+    code = next(r["verification"]["code"] for r in rows if r["scenario"].endswith(answer.id))
+    schema = json.loads((tmp_path / "awm" / "gen_db.jsonl").read_text().splitlines()[0])["db_schema"]
+    initial = _database(tmp_path / "initial.db", schema, awm.inserts(source.spec.db, source.full_state(SAMPLE)))
+    every = " ".join(str(f.value) for f in answer.facts)
+    namespace = {"__builtins__": __builtins__}
+    exec(code, namespace)
+    verify = namespace["verify_task_completion"]
+    assert verify(str(initial), str(initial), every)["result"] == "complete"
+    assert verify(str(initial), str(initial), "")["result"] == "others"
+    assert _verify(code, initial, initial)["result"] == "others"  # no final answer given at all
