@@ -185,3 +185,29 @@ def test_exports_carry_each_kind_and_the_awm_verifier_reads_the_facts(served, tm
     assert verify(str(initial), str(initial), every)["result"] == "complete"
     assert verify(str(initial), str(initial), "")["result"] == "others"
     assert _verify(code, initial, initial)["result"] == "others"  # no final answer given at all
+
+
+@pytest.mark.integration
+def test_over_http_the_final_message_and_the_forbidden_call_reach_the_reward(served):
+    from mcp_servers.http_process import http_server
+    from trainers.control import Control
+
+    _, answer, refusal, folder = served
+    with http_server(folder, quiet=True) as server:
+        control = Control(server.url, token=server.token)
+        try:
+            episode = control.open(answer.id)["episode_id"]
+            for call in READS:
+                control.call(episode, call.tool, call.arguments)
+            every = ", ".join(str(f.value) for f in answer.facts)
+            assert control.reward(episode, every)["reward"] == 1.0
+            assert control.reward(episode)["reward"] == 0.0  # GET: no final message
+            bad = control.http.post(f"/episodes/{episode}/reward", json={"final_message": 3})
+            assert bad.status_code == 400
+            episode = control.open(refusal.id)["episode_id"]
+            assert control.reward(episode, "I cannot submit it: it is past draft.")["reward"] == 1.0
+            text, failed = control.call(episode, "submit_application", {"application_id": STRIPE})
+            assert failed and "PreconditionFailed" in text
+            assert control.reward(episode, "Done.")["reward"] == 0.0
+        finally:
+            control.close()
