@@ -100,8 +100,9 @@ def answer_task(env: Environment, spec: DomainSpec, task_id: str, state: State, 
     rng = random.Random(seed)
     facts, labels = [], []
     for step, (call, output) in enumerate(zip(calls, outputs), 1):
+        chosen = {str(f.value) for f in facts}  # a value already asked for (a count and a list's length) once
         options = [c for c in candidates(output, ids) if phrasing.words(str(c[2])).casefold() not in said
-                   and c[0] not in labels]
+                   and c[0] not in labels and str(c[2]) not in chosen]
         if not options:
             continue
         label, where, value = rng.choice(options)
