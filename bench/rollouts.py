@@ -40,11 +40,14 @@ class NullSession:
     async def call(self, name, arguments):
         return '{"ok": true}'
 
-    async def reward(self):
+    async def reward(self, final_message=""):
         return {"reward": 1.0, "passed": True}
 
     async def reference_solution(self):
         return []
+
+    async def answer_key(self):
+        return {"kind": "change"}
 
     async def close(self):
         pass

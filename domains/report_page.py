@@ -55,7 +55,7 @@ def markdown(spec: DomainSpec, report: dict, cases: dict[str, int], picture: str
         tool_rows = summary["tools"].values()
         argued = summary["equivalent"] - summary.get("proved_equivalent", 0)
         left = sum(len(r["survived"]) for r in tool_rows)
-        before = sum(_killed_before(r) for r in tool_rows) / summary["mutants"] if summary["mutants"] else None
+        before = mutation_before(summary)
         lines.append(f"| mutation score | {summary['score']:.3f} over {_n(summary['mutants'])} non-equivalent mutants "
                      f"({_score(before)} before the gate); {summary['equivalent']} equivalent "
                      f"({summary.get('proved_equivalent', 0)} proved, {argued} argued); {left} surviving |")
@@ -97,6 +97,12 @@ def markdown(spec: DomainSpec, report: dict, cases: dict[str, int], picture: str
         lines += ["", "## Tokens per stage", "", "| stage | prompt | completion |", "|---|---|---|"]
         lines += [f"| {stage} | {_n(t['prompt'])} | {_n(t['completion'])} |" for stage, t in tokens["stages"].items()]
     return "\n".join(lines) + "\n"
+
+
+def mutation_before(summary: dict) -> float | None:
+    """report.json's mutation score before the gate: the share of the mutants the tests killed then."""
+    tools = summary["tools"].values()
+    return sum(_killed_before(r) for r in tools) / summary["mutants"] if summary["mutants"] else None
 
 
 def _killed_before(record: dict) -> int:

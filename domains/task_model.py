@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from domains.spec import State
 
@@ -62,8 +62,47 @@ class TaskMetadata(BaseModel):
     lookalike_rows: int | None = Field(
         None, description="distractor rows that share a name or title with one of the task's own rows")
     repairs: list[str] = Field([], description="what failed and was fed back before the task verified")
-    reward_before: float = Field(description="reward of the untouched initial state (< 1)")
+    reward_before: float = Field(description="reward of the untouched initial state (< 1); on a refusal task, "
+                                             "of an episode that made the forbidden call (< 1)")
     tokens: int = Field(0, description="LLM tokens (prompt + completion) spent on this task")
+
+
+TaskKind = Literal["change", "answer", "refusal"]
+FactType = Literal["number", "date", "datetime", "text"]
+
+
+class Fact(BaseModel):
+    """One value an answer task's user asked for, read from an executed output of the reference calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(description="what the user asked for, in words (e.g. 'status', 'base salary')")
+    value: str | int | float = Field(description="the value the agent's final message must state")
+    type: FactType = Field(description="how it is compared: numbers as numbers, dates as dates, text normalised")
+    source: str = Field(description="where it was read: '<step>.<tool>: <path in the output>'")
+
+
+RefusalRule = Literal["status_table", "closed_record", "precondition"]
+
+
+class PolicyRule(BaseModel):
+    """What a refusal task's user asks for and the domain policy forbids: the rule, and the call
+    that would break it (made or attempted, it costs reward)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: RefusalRule = Field(description="status_table: a move outside the status table; closed_record: an action "
+                                          "on a closed record; precondition: a precondition that cannot hold")
+    rule: str = Field(description="the rule as the policy states it")
+    tool: str
+    error: str | None = Field(None, description="the error the tool answers the forbidden call with")
+    forbidden: ToolCall = Field(description="the call the user asks for")
+    match: list[str] = Field(description="the arguments naming the record: any call of `tool` with these equal "
+                                         "to the forbidden call's is the forbidden move")
+
+
+def _is_change(kind: str) -> bool:
+    return kind == "change"
 
 
 class Task(BaseModel):
@@ -83,7 +122,27 @@ class Task(BaseModel):
     mode: Literal["single_turn", "conversational"] | None = Field(
         None, description="conversational: an argument of the reference solution is held only by the user profile, "
                           "so the agent must ask the user (tasks/mode.py); absent: not checked")
+    # "change" is not written, so that the task files made before there were kinds keep their bytes.
+    kind: TaskKind = Field("change", exclude_if=_is_change,
+                           description="change: the reference solution changes the database; answer: the user asks "
+                                       "for information (reads only; the final message must state every fact); "
+                                       "refusal: the user asks for what the policy forbids (the right outcome is "
+                                       "no change and no forbidden call)")
+    facts: list[Fact] | None = Field(None, description="answer tasks: what the final message must state")
+    policy_rule: PolicyRule | None = Field(None, description="refusal tasks: the rule and the forbidden call")
     metadata: TaskMetadata | None = None
+
+    @model_validator(mode="after")
+    def _kind_has_its_fields(self) -> Task:
+        if self.kind == "answer" and not self.facts:
+            raise ValueError("an answer task needs facts")
+        if self.kind == "refusal" and self.policy_rule is None:
+            raise ValueError("a refusal task needs its policy_rule")
+        if self.kind != "answer" and self.facts:
+            raise ValueError(f"facts belong to answer tasks, not to a {self.kind} task")
+        if self.kind != "refusal" and self.policy_rule is not None:
+            raise ValueError(f"a policy_rule belongs to refusal tasks, not to a {self.kind} task")
+        return self
 
 
 INDEX_FILE = "index.json"  # the task stage's summary beside the task files, not a task
@@ -105,4 +164,11 @@ def json_schema() -> str:
     # The runtime reads partial tasks; a published task file carries every field.
     schema["required"] = ["id", "instruction", "user_profile", "initial_state", "reference_solution",
                           "reward_spec", "metadata"]
+    # What each kind needs beyond the common fields (the model's validator says the same).
+    schema["allOf"] = [
+        {"if": {"properties": {"kind": {"const": "answer"}}, "required": ["kind"]},
+         "then": {"required": ["facts"], "properties": {"facts": {"type": "array", "minItems": 1}}}},
+        {"if": {"properties": {"kind": {"const": "refusal"}}, "required": ["kind"]},
+         "then": {"required": ["policy_rule"], "properties": {"policy_rule": {"type": "object"}}}},
+    ]
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -9,6 +9,7 @@ skyrl.py         SkyRL rows {data_source, prompt, env_class, reward_spec, extra_
 tau2.py          a tau2-bench domain folder (tasks.json, policy.md, db.json)
 awm.py           Agent World Model JSONL files (scenario, tasks, DDL, sample rows, verifiers)
 awm_verifier.py  the verifier code an AWM entry carries (self-contained: sqlite3, json, re)
+awm_answer.py    what an answer task's AWM verifier adds: its facts in the final answer
 __main__.py      python -m export NAME --format hf|verl|skyrl|tau2|awm|all [--out DIR] [--base-url URL]
 
 Nothing an agent is shown (prompts, tool schemas, tool and interaction arguments) carries a

@@ -10,7 +10,10 @@
 AWM keys a database by scenario and gives each scenario several tasks; a worldsmith task has its
 own starting database, so each task is a scenario ("<domain>_<task id>") with one task whose
 sample rows are the task's initial state. The verifier (awm_verifier.py) carries the changes the
-reference solution makes, computed by running it in the domain's confined runtime. AWM's
+reference solution makes, computed by running it in the domain's confined runtime; an answer
+task's verifier also checks its facts in the final answer (awm_answer.py). A refusal task's
+verifier checks that nothing changed: a call the tool refused leaves no trace in the database, so
+the forbidden call itself is checked by worldsmith's reward only. AWM's
 gen_envs.jsonl (a generated FastAPI server per scenario) is not written: worldsmith's tools run
 only inside its confined episode processes, served by `python -m mcp_servers NAME --transport http`.
 """
@@ -31,6 +34,7 @@ from mcp_servers.runtime import Environment, RewardUnavailable
 _SQL_TYPE = {"string": "TEXT", "text": "TEXT", "date": "TEXT", "datetime": "TEXT", "integer": "INTEGER",
              "number": "REAL", "boolean": "INTEGER"}
 VERIFIER = Path(__file__).with_name("awm_verifier.py")
+ANSWER = Path(__file__).with_name("awm_answer.py")  # appended for answer tasks
 
 
 def scenario_name(source: DomainSource, task_id: str) -> str:
@@ -109,10 +113,15 @@ def expected_changes(schema: DBSchema, initial: State, expected: State, reward_s
     return {"tables": tables}
 
 
+def _code(path: Path) -> str:
+    body = path.read_text()
+    return body[body.index('"""', 3) + 3:]  # without the module docstring
+
+
 def verifier_code(changes: dict) -> str:
+    """The verifier's source; with `facts` in `changes` (an answer task), also the facts' check."""
     header = "import json\n\nEXPECTED = json.loads(" + repr(json.dumps(changes, ensure_ascii=False, sort_keys=True)) + ")\n"
-    body = VERIFIER.read_text()
-    return header + body[body.index('"""', 3) + 3:]  # without the module docstring
+    return header + _code(VERIFIER) + (_code(ANSWER) if "facts" in changes else "")
 
 
 def export(source: DomainSource, out: Path, env: Environment | None = None, **_options) -> list[Path]:
@@ -132,9 +141,12 @@ def export(source: DomainSource, out: Path, env: Environment | None = None, **_o
             tasks.append({"scenario": scenario, "tasks": [task.instruction]})
             dbs.append({"scenario": scenario, "db_schema": {"tables": ddl(schema)}})
             samples.append({"scenario": scenario, "sample_data": {"tables": inserts(schema, initial)}})
+            changes = expected_changes(schema, initial, expected, task.reward_spec)
+            if task.kind == "answer":
+                changes["facts"] = [{"value": f.value, "type": f.type} for f in task.facts]
             verifiers.append({"scenario": scenario, "task_idx": 0, "task": task.instruction,
                               "verification": {
-                                  "code": verifier_code(expected_changes(schema, initial, expected, task.reward_spec)),
+                                  "code": verifier_code(changes),
                                   "reasoning": "Compares the final database with the state the task's reference "
                                                "solution leaves, change by change.",
                                   "success_criteria": "Every change the reference solution makes is present and "

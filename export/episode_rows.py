@@ -3,7 +3,9 @@ rows as data/train.jsonl), one row per task.
 
 A row names its task and the worldsmith HTTP server (`python -m mcp_servers NAME --transport
 http`); each rollout opens its own episode there. Every row holds `data_source`, the agent's
-`prompt`, a reward field with the task id and reference solution (the reward side only), and
+`prompt`, a reward field with the task id and reference solution (the reward side only; an answer
+task's facts and a refusal task's policy rule beside them; the server's reward reads the final
+message from POST /episodes/{id}/reward), and
 `extra_info` with the split, the row's index and what reaches the episode (no answer). What sets
 the formats apart is passed in: the keys that tell the trainer how to run the row, the reward
 field's names, and the format's own bindings in `extra_info`.
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from export.files import dumps, write_jsonl, write_parquet
-from export.source import DomainSource
+from export.source import DomainSource, answer_side
 
 
 def binding(source: DomainSource, task, base_url: str) -> dict:
@@ -25,7 +27,7 @@ def binding(source: DomainSource, task, base_url: str) -> dict:
 
 def ground_truth(source: DomainSource, task) -> str:
     return dumps({"domain": source.name, "task_id": task.id,
-                  "reference_solution": [call.model_dump() for call in task.reference_solution]})
+                  "reference_solution": [call.model_dump() for call in task.reference_solution], **answer_side(task)})
 
 
 def export_rows(source: DomainSource, out: Path, base_url: str, *, runner: dict, reward: tuple[str, str],

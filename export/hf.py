@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from export.files import dumps, write_json, write_jsonl, write_parquet
-from export.source import DomainSource
+from export.source import DomainSource, answer_side
 
 CARD = """---
 configs:
@@ -30,7 +30,9 @@ the user's request, as the agent first sees them), `tools` (OpenAI function sche
 `user_profile` (for a simulated user, JSON), and for the reward side only: `initial_state`,
 `reference_solution`, `reward_spec` (JSON). Replaying `reference_solution` on `initial_state` gives
 the ground-truth state; the reward compares an episode's final state with it under `reward_spec`'s
-field policies (exempt, hard, semantic).
+field policies (exempt, hard, semantic). Where the domain has answer or refusal tasks, `kind`
+(change, answer, refusal), `facts` (what an answer's final message must state) and `policy_rule`
+(the rule a refusal task's request breaks and the call it forbids) are columns too.
 
 ```python
 from datasets import load_dataset
@@ -58,8 +60,16 @@ def row(source: DomainSource, task) -> dict:
     }
 
 
+def kind_columns(task) -> dict:
+    """`kind`, and `facts` and `policy_rule` as JSON (null where the kind has none)."""
+    side = answer_side(task)
+    return {"kind": task.kind, "facts": dumps(side.get("facts")), "policy_rule": dumps(side.get("policy_rule"))}
+
+
 def export(source: DomainSource, out: Path, **_options) -> list[Path]:
-    rows = [row(source, task) for task in source.tasks]
+    # Every row has the kind columns when any task is not a change task (parquet reads one schema).
+    kinds = any(task.kind != "change" for task in source.tasks)
+    rows = [{**row(source, task), **(kind_columns(task) if kinds else {})} for task in source.tasks]
     jsonl = write_jsonl(out / "data" / "train.jsonl", rows)
     card = out / "README.md"
     card.write_text(CARD.format(name=source.name, description=source.spec.description, count=len(rows),

@@ -59,6 +59,14 @@ class DomainSource:
         return {t.name: list(state.get(t.name, [])) for t in self.spec.db.tables}
 
 
+def answer_side(task: Task) -> dict:
+    """What an answer or refusal task adds to the reward side: its kind, facts and policy rule;
+    nothing for a change task, so change tasks export as they did before there were kinds."""
+    if task.kind == "change":
+        return {}
+    return {"kind": task.kind, **task.model_dump(mode="json", include={"facts", "policy_rule"}, exclude_none=True)}
+
+
 def read_domain(domain: str | Path) -> DomainSource:
     """The domain under domains/<name> (or at a path); raises ExportError when it is not built."""
     try:

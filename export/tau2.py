@@ -5,8 +5,9 @@ database as `initial_state.initialization_data.agent_data`; tau2 merges that dic
 and lists replace lists, so every table of the task's state replaces the sample's. The
 evaluation criteria are the reference solution as gold actions with reward basis DB: tau2
 replays them on a fresh environment and compares databases, as worldsmith's reward compares the
-final state with the reference run's. Tools stay in worldsmith (serve them over MCP); tau2's
-Python toolkit classes are not generated.
+final state with the reference run's; an answer task's facts are its communicate_info (reward
+basis DB and COMMUNICATE), a refusal task's rule its relevant_policies. Tools stay in worldsmith
+(serve them over MCP); tau2's Python toolkit classes are not generated.
 """
 
 from __future__ import annotations
@@ -42,8 +43,20 @@ def _profile_text(profile, key: str) -> str | None:
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+def _criteria(t) -> tuple[list[str], list[str], str | None]:
+    """communicate_info, reward_basis and relevant_policies by kind: an answer task's facts are what
+    the agent must communicate; a refusal task names its rule (tau2 checks that the DB is unchanged;
+    the forbidden call itself is checked by worldsmith's reward only)."""
+    if t.kind == "answer":
+        return [str(f.value) for f in t.facts], ["DB", "COMMUNICATE"], None
+    if t.kind == "refusal":
+        return [], ["DB"], t.policy_rule.rule
+    return [], ["DB"], None
+
+
 def task(source: DomainSource, t) -> dict:
     profile = t.user_profile if isinstance(t.user_profile, dict) else {}
+    communicate, basis, rule = _criteria(t)
     known = [f"You are {profile['name']}." if profile.get("name") else None,
              f"Your email is {profile['email']}." if profile.get("email") else None,
              _profile_text(profile, "known_info")]
@@ -51,7 +64,7 @@ def task(source: DomainSource, t) -> dict:
         "id": t.id,
         "description": {"purpose": f"worldsmith {source.name} task"
                                    + (f" (complexity level {t.metadata.complexity_level})" if t.metadata else ""),
-                        "relevant_policies": None, "notes": None},
+                        "relevant_policies": rule, "notes": None},
         "user_scenario": {
             "persona": _profile_text(profile, "persona") or (t.user_profile if isinstance(t.user_profile, str) else None),
             "instructions": {
@@ -70,7 +83,7 @@ def task(source: DomainSource, t) -> dict:
             "actions": [{"action_id": f"{t.id}_{i}", "requestor": "assistant", "name": call.tool,
                          "arguments": call.arguments, "info": None, "compare_args": None}
                         for i, call in enumerate(t.reference_solution)],
-            "env_assertions": None, "communicate_info": [], "nl_assertions": None, "reward_basis": ["DB"],
+            "env_assertions": None, "communicate_info": communicate, "nl_assertions": None, "reward_basis": basis,
         },
     }
 

@@ -27,6 +27,12 @@ class CreateEpisode(_Strict):
     episode_id: str | None = Field(None, pattern=ID_PATTERN, description="an id for the new episode; default: random")
 
 
+class RewardRequest(_Strict):
+    """POST /episodes/{id}/reward: the agent's final message, which an answer task's facts are read from."""
+
+    final_message: str = Field("", max_length=32_768, description="the agent's last message to the user")
+
+
 class Error(BaseModel):
     error: str = Field(description="what was wrong, for a person to read")
 
@@ -95,7 +101,7 @@ def _answer(description: str, model: type[BaseModel] | None = None, schema: dict
 
 def openapi(domain: str, version: str = "1") -> dict:
     """The OpenAPI 3.1 document of the control API (the per-episode MCP endpoint is MCP, not in it)."""
-    models = [CreateEpisode, Error, EpisodeInfo, CreatedEpisode, EpisodeList, Closed, Health, TaskList]
+    models = [CreateEpisode, RewardRequest, Error, EpisodeInfo, CreatedEpisode, EpisodeList, Closed, Health, TaskList]
     components: dict[str, Any] = {}
     for model in models:
         schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -129,8 +135,13 @@ def openapi(domain: str, version: str = "1") -> dict:
         },
         "/episodes/{episode_id}/state": episode_get("The episode's database state", _answer("state", schema=state)),
         "/episodes/{episode_id}/task": episode_get("The episode's task", _answer("task")),
-        "/episodes/{episode_id}/reward": episode_get("The state-diff reward", _answer("reward"),
-                                                     **{"409": _answer("reward unavailable", Error)}),
+        "/episodes/{episode_id}/reward": {
+            **episode_get("The state-diff reward", _answer("reward"), **{"409": _answer("reward unavailable", Error)}),
+            "post": {"summary": "The reward, with the agent's final message (an answer task's facts are read from it)",
+                     "parameters": [episode_id],
+                     "requestBody": {"required": False, "content": {"application/json": {"schema": _ref(RewardRequest)}}},
+                     "responses": {"200": _answer("reward"), "400": _answer("bad body", Error), "404": not_found,
+                                   "409": _answer("reward unavailable", Error)}}},
         "/episodes/{episode_id}/reset": {"post": {"summary": "Back to the initial state, call budget renewed",
                                                   "parameters": [episode_id],
                                                   "responses": {"200": _answer("the episode", EpisodeInfo), "404": not_found}}},

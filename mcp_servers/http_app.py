@@ -20,6 +20,7 @@ WORLDSMITH_CONTROL_TOKEN environment variable, else generated at start and print
     GET    /episodes/{id}/state       the full database state
     GET    /episodes/{id}/task        the task: instruction, user profile, reference solution, reward spec
     GET    /episodes/{id}/reward      the state-diff reward (409 with {"error"} when unavailable)
+    POST   /episodes/{id}/reward      body {"final_message"}: the reward, an answer task's facts read from the message
     POST   /episodes/{id}/reset       back to the initial state, call budget renewed
     DELETE /episodes/{id}             close the episode
     POST   /episodes/{id}/mcp         the episode's MCP endpoint (streamable HTTP, stateless, JSON; no token)
@@ -45,7 +46,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from mcp_servers.api_models import CreateEpisode, openapi, parse_body
+from mcp_servers.api_models import CreateEpisode, RewardRequest, openapi, parse_body
 from mcp_servers.control_token import TOKEN_ENV, check_token
 from mcp_servers.runtime import Environment, Episode, EpisodeError, RewardUnavailable, UnknownTask
 from mcp_servers.server import build_server
@@ -176,7 +177,14 @@ def create_app(env: Environment, default_task: str | None = None, *, token: str,
         return JSONResponse(episode.task.model_dump(mode="json"))
 
     async def episode_reward(request: Request) -> JSONResponse:
-        return JSONResponse(await anyio.to_thread.run_sync(episode_of(request).reward))
+        episode = episode_of(request)
+        message = None
+        if request.method == "POST":
+            body = parse_body(RewardRequest, await request.body())
+            if isinstance(body, str):
+                raise ApiError(400, body)
+            message = body.final_message
+        return JSONResponse(await anyio.to_thread.run_sync(episode.reward, message))
 
     async def reset_episode(request: Request) -> JSONResponse:
         episode = episode_of(request)
@@ -199,7 +207,7 @@ def create_app(env: Environment, default_task: str | None = None, *, token: str,
         Route("/episodes/{episode_id}", close_episode, methods=["DELETE"]),
         Route("/episodes/{episode_id}/state", episode_state, methods=["GET"]),
         Route("/episodes/{episode_id}/task", episode_task, methods=["GET"]),
-        Route("/episodes/{episode_id}/reward", episode_reward, methods=["GET"]),
+        Route("/episodes/{episode_id}/reward", episode_reward, methods=["GET", "POST"]),
         Route("/episodes/{episode_id}/reset", reset_episode, methods=["POST"]),
         *extra_routes,
     ]

@@ -61,8 +61,8 @@ class EpisodeActor:
     def state(self, episode_id: str) -> dict:
         return self._answer(lambda: self.env.get_episode(episode_id).state())
 
-    def reward(self, episode_id: str) -> dict:
-        return self._answer(lambda: self.env.get_episode(episode_id).reward())
+    def reward(self, episode_id: str, final_message: str | None = None) -> dict:
+        return self._answer(lambda: self.env.get_episode(episode_id).reward(final_message))
 
     def reset(self, episode_id: str) -> dict:
         def work() -> dict:

@@ -168,11 +168,11 @@ class RayEpisode:
     def reset(self) -> None:
         self._info = self._request("reset")  # repeatable: the initial state whatever happened before
 
-    def reward(self) -> dict:
+    def reward(self, final_message: str | None = None) -> dict:
         if self.task is None:
             raise RewardUnavailable("this episode was not started from a task (it runs on the sample state or a "
                                     "given state): there is nothing to reward")
-        return self._request("reward")
+        return self._request("reward", final_message)
 
     def close(self) -> None:
         if self.closed:

@@ -297,10 +297,10 @@ class Environment:
 
 def _reward_function():
     try:
-        from verification.reward import compute_reward
+        from verification.reward import task_reward
     except ImportError as error:
         raise RewardUnavailable(f"the reward module is not available: {error}") from None
-    return compute_reward
+    return task_reward
 
 
 @dataclass(eq=False)
@@ -315,6 +315,9 @@ class Episode:
     calls: int = 0
     closed: bool = False
     last_used: float = field(default_factory=time.monotonic)
+    # (tool, arguments) of every call that reached a tool since the last reset, refused ones too:
+    # a refusal task's reward asks whether the forbidden call was made.
+    made: list[tuple[str, dict]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -358,6 +361,8 @@ class Episode:
             valid = validator.validate(arguments)
         except ArgumentError as error:
             return CallResult(False, error=str(error), error_type="InvalidArguments")
+        with self._lock:
+            self.made.append((tool, valid))
         try:
             result, error, tool_seconds = self.env.pool.call(self.id, tool, valid, self.env.call_timeout)
         except PoolError as failure:
@@ -394,17 +399,22 @@ class Episode:
             except PoolError as failure:
                 raise EpisodeError(str(failure)) from None
             self.calls = 0
+            self.made = []
 
-    def reward(self) -> dict:
-        """The state-diff reward of the current state (verification.reward's RewardResult as a dict)."""
+    def reward(self, final_message: str | None = None) -> dict:
+        """The reward of the current state (verification.reward's RewardResult as a dict): the state
+        diff, and by the task's kind the facts `final_message` (the agent's last message to the user)
+        states or the forbidden call this episode made."""
         if self.task is None:
             raise RewardUnavailable("this episode was not started from a task (it runs on the sample state or a "
                                     "given state): there is nothing to reward")
-        compute_reward = _reward_function()
+        task_reward = _reward_function()
         expected = self.env.expected_state(self.task.id)
+        with self._lock:
+            made = list(self.made)
         try:
-            result = compute_reward(self.env.spec.db, self.template.initial, self.state(), expected,
-                                    self.task.reward_spec)
+            result = task_reward(self.env.spec.db, self.task, self.template.initial, self.state(), expected,
+                                 final_message=final_message, calls=made)
         except ValueError as error:  # a reward spec or state the schema does not have
             raise RewardUnavailable(f"task {self.task.id}'s reward cannot be computed: {error}") from None
         return result.model_dump(mode="json")

@@ -6,11 +6,11 @@
     user_api.py    the simulated user over HTTP, for trainers serve.py    the server with it (python -m rollouts.serve)
 """
 
-from rollouts.agents import AgentView, LLMAgent, NoopAgent, ReferenceAgent
+from rollouts.agents import AgentView, ForbiddenAgent, LLMAgent, NoopAgent, ReferenceAgent
 from rollouts.episode import BestOfK, aoracle_best_of_k, arun_task, oracle_best_of_k, run_episode, run_task
 from rollouts.trajectory import STOP, AgentAction, Limits, ToolCall, Trajectory
 from rollouts.user import InstructionUser, LLMUser
 
-__all__ = ["STOP", "AgentAction", "AgentView", "BestOfK", "InstructionUser", "LLMAgent", "LLMUser", "Limits",
+__all__ = ["STOP", "AgentAction", "AgentView", "BestOfK", "ForbiddenAgent", "InstructionUser", "LLMAgent", "LLMUser", "Limits",
            "NoopAgent", "ReferenceAgent", "ToolCall", "Trajectory", "aoracle_best_of_k", "arun_task",
            "oracle_best_of_k", "run_episode", "run_task"]

@@ -1,8 +1,10 @@
-"""python -m rollouts NAME [--agent reference,noop,replay|llm] [--model M] [--user-model M] [-k K] ...
+"""python -m rollouts NAME [--agent reference,noop,forbidden,replay|llm] [--model M] [--user-model M] [-k K] ...
 
 With a model: the LLM agent and an LLM user simulator play every task K times. Without one:
 the built-in agents check every task and the harness: `reference` must earn 1.0 on every
-task, `noop` less than 1.0 on every task, `replay` its recorded rewards; a violation exits 1.
+task; `noop` less than 1.0 on every change and answer task and 1.0 on every refusal task;
+`forbidden` (run by default where the domain has refusal tasks) less than 1.0 on every refusal
+task; `replay` its recorded rewards. A violation exits 1.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from domains.task_model import task_ids
+from domains.task_model import Task, task_ids
 from rollouts.evaluate import BUILTIN, EvalConfig, RunMismatch, evaluate, mcp_server, replay_rewards, replay_transcript
 from rollouts.trajectory import Limits
 
@@ -21,8 +23,9 @@ from rollouts.trajectory import Limits
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m rollouts", description="Run agents in a domain and score them.")
     parser.add_argument("domain", help="a domain name under domains/, or a path to a domain folder")
-    parser.add_argument("--agent", help="comma-separated: reference, noop, replay, llm "
-                                        "(default: llm with --model, else reference,noop and replay where recorded)")
+    parser.add_argument("--agent", help="comma-separated: reference, noop, forbidden, replay, llm (default: llm with "
+                                        "--model, else reference,noop, forbidden where there are refusal tasks and "
+                                        "replay where recorded)")
     parser.add_argument("--model", default=os.environ.get("AGENT_MODEL") or None,
                         help="litellm model string for the agent (default: $AGENT_MODEL)")
     parser.add_argument("--user-model", help="litellm model for the simulated user (default: --model)")
@@ -48,15 +51,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def task_kinds(domain_dir: Path) -> dict[str, str]:
+    """Each task's kind: change, answer or refusal."""
+    return {task_id: Task.model_validate_json((domain_dir / "tasks" / f"{task_id}.json").read_text()).kind
+            for task_id in task_ids(domain_dir)}
+
+
 def check_builtin(agent: str, summary: dict, domain_dir: Path) -> list[str]:
     """What the built-in agent's scores say is wrong with the tasks or the harness."""
     problems = []
+    kinds = task_kinds(domain_dir)
     for task, row in summary["per_task"].items():
         rewards = row["rewards"]
+        refusal = kinds.get(task) == "refusal"
         if agent == "reference" and any(r != 1.0 for r in rewards):
             problems.append(f"reference earns {rewards} on {task}: its reference solution does not reach full reward")
-        if agent == "noop" and any(r >= 1.0 for r in rewards):
-            problems.append(f"doing nothing earns {rewards} on {task}: the task asks for no change")
+        if agent == "noop" and not refusal and any(r >= 1.0 for r in rewards):
+            problems.append(f"doing nothing earns {rewards} on {task}: the task asks for nothing")
+        if agent == "noop" and refusal and any(r != 1.0 for r in rewards):
+            problems.append(f"doing nothing earns {rewards} on refusal task {task}: refusing must earn full reward")
+        if agent == "forbidden" and refusal and any(r >= 1.0 for r in rewards):
+            problems.append(f"making the forbidden call earns {rewards} on refusal task {task}")
         if agent == "replay":
             expected = replay_rewards(domain_dir).get(task)
             if expected is None or any(abs(r - expected) > 1e-9 for r in rewards):
@@ -78,8 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         agents = args.agent.split(",")
     elif args.model:
         agents = ["llm"]
-    else:  # replay where this domain has recorded rollouts
-        agents = [a for a in BUILTIN if a != "replay" or replay_transcript(domain_dir).is_file()]
+    else:  # replay where this domain has recorded rollouts, forbidden where it has refusal tasks
+        refusals = "refusal" in task_kinds(domain_dir).values()
+        agents = [a for a in BUILTIN if (a != "replay" or replay_transcript(domain_dir).is_file())
+                  and (a != "forbidden" or refusals)]
     unknown = set(agents) - {*BUILTIN, "llm"}
     if unknown:
         print(f"error: unknown agent(s) {', '.join(sorted(unknown))}; choose from {', '.join(BUILTIN)}, llm",

@@ -28,6 +28,9 @@ class AgentView:
     tools: list[dict]
     policy: str = ""
     reference: list[dict] | None = None  # set only for agents with needs_reference
+    # Also only for agents with needs_reference: the task's kind, and a refusal task's forbidden call.
+    kind: str = "change"
+    forbidden: dict | None = None
 
 
 class Agent(Protocol):
@@ -42,7 +45,8 @@ NO_USAGE: dict = {}
 
 
 class ReferenceAgent:
-    """Replays the task's reference solution, one call per turn, then says it is done: reward 1."""
+    """Replays the task's reference solution, one call per turn, then says it is done: reward 1.
+    On an answer task its last message reports what the calls returned, as they returned it."""
 
     name = "reference"
     needs_reference = True
@@ -50,6 +54,9 @@ class ReferenceAgent:
     async def act(self, view: AgentView, messages: list[dict]) -> tuple[AgentAction, dict]:
         done = sum(1 for m in messages if m["role"] == "tool")
         if view.reference is None or done >= len(view.reference):
+            if view.kind == "answer":
+                found = [m["content"] for m in messages if m["role"] == "tool"]
+                return AgentAction(content="Here is what I found: " + " ".join(found), stop=True), NO_USAGE
             return AgentAction(content="Done.", stop=True), NO_USAGE
         call = view.reference[done]
         return AgentAction(tool_calls=[ToolCall(name=call["tool"], arguments=call.get("arguments") or {})]), NO_USAGE
@@ -63,6 +70,20 @@ class NoopAgent:
 
     async def act(self, view: AgentView, messages: list[dict]) -> tuple[AgentAction, dict]:
         return AgentAction(content="Sorry, I cannot help with that.", stop=True), NO_USAGE
+
+
+class ForbiddenAgent:
+    """Makes the call a refusal task's policy forbids, then says it is done: below 1 on every refusal
+    task. On other tasks it does nothing, as the noop agent."""
+
+    name = "forbidden"
+    needs_reference = True
+
+    async def act(self, view: AgentView, messages: list[dict]) -> tuple[AgentAction, dict]:
+        if view.forbidden is None or any(m["role"] == "tool" for m in messages):
+            return AgentAction(content="Done.", stop=True), NO_USAGE
+        call = view.forbidden
+        return AgentAction(tool_calls=[ToolCall(name=call["tool"], arguments=call.get("arguments") or {})]), NO_USAGE
 
 
 class CallAsked(BaseModel):

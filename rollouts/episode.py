@@ -41,6 +41,7 @@ async def run_episode(session: Session, agent: Agent, user: User, *, trial: int 
     turns = calls = 0
     termination: Termination | None = None
     error = None
+    final_message = ""
 
     async def user_says() -> None:
         nonlocal termination
@@ -53,7 +54,10 @@ async def run_episode(session: Session, agent: Agent, user: User, *, trial: int 
 
     try:
         if agent.needs_reference:
-            view = AgentView(**{**view.__dict__, "reference": await session.reference_solution()})
+            key = await session.answer_key()
+            forbidden = (key.get("policy_rule") or {}).get("forbidden")
+            view = AgentView(**{**view.__dict__, "reference": await session.reference_solution(),
+                                "kind": key.get("kind", "change"), "forbidden": forbidden})
         await user_says()
         while termination is None:
             if turns >= limits.max_turns:
@@ -64,6 +68,8 @@ async def run_episode(session: Session, agent: Agent, user: User, *, trial: int 
             turns += 1
             ids = [call.id or f"call_{turns}_{i}" for i, call in enumerate(action.tool_calls)]
             messages.append(action.message or assistant_message(action, ids))
+            if action.content:
+                final_message = action.content  # what an answer task's facts are read from
             for call_id, call in zip(ids, action.tool_calls):
                 if call.error:
                     result = f"Error (InvalidArguments): {call.error}"
@@ -84,7 +90,7 @@ async def run_episode(session: Session, agent: Agent, user: User, *, trial: int 
 
     outcome: dict = {}
     try:
-        outcome = await session.reward()
+        outcome = await session.reward(final_message)
     except Exception as failure:
         error = (error + "; " if error else "") + f"reward: {type(failure).__name__}: {failure}"
         termination = "error"

@@ -28,14 +28,14 @@ from llm import LLM, StepKey, Transcript, backend_for, model_for
 from mcp_servers.control_token import TOKEN_ENV
 from mcp_servers.http_process import Served, http_server
 from mcp_servers.runtime import Environment, resolve_domain
-from rollouts.agents import Agent, LLMAgent, NoopAgent, ReferenceAgent
+from rollouts.agents import Agent, ForbiddenAgent, LLMAgent, NoopAgent, ReferenceAgent
 from rollouts.episode import run_episode
 from rollouts.report import write_report
 from rollouts.sessions import InProcessSession, MCPSession, Session, read_policy
 from rollouts.trajectory import Limits, Trajectory
 from rollouts.user import InstructionUser, LLMUser, User
 
-BUILTIN = ("reference", "noop", "replay")
+BUILTIN = ("reference", "noop", "forbidden", "replay")
 
 
 @dataclass
@@ -106,6 +106,8 @@ def players(config: EvalConfig, domain_dir: Path, run_dir: Path, executor) -> Pl
         return Players(ReferenceAgent(), InstructionUser(), None)
     if config.agent == "noop":
         return Players(NoopAgent(), InstructionUser(), None)
+    if config.agent == "forbidden":
+        return Players(ForbiddenAgent(), InstructionUser(), None)
     if config.agent == "replay":
         path = replay_transcript(domain_dir)
         if not path.is_file():
@@ -276,15 +278,17 @@ def evaluate(config: EvalConfig) -> tuple[Path, dict]:
 
 
 def task_groups(domain_dir: Path, tasks: list[str]) -> dict[str, dict[str, str]]:
-    """Each task's complexity level and kind (single_turn or conversational), where its file says."""
-    levels, kinds = {}, {}
+    """Each task's complexity level, mode (single_turn or conversational, under "kind") where its file
+    says, and task kind (change, answer or refusal)."""
+    levels, modes, kinds = {}, {}, {}
     for task_id in tasks:
         task = Task.model_validate_json((domain_dir / "tasks" / f"{task_id}.json").read_text())
         if task.metadata is not None:
             levels[task_id] = str(task.metadata.complexity_level)
         if task.mode:
-            kinds[task_id] = task.mode
-    return {"level": levels, "kind": kinds}
+            modes[task_id] = task.mode
+        kinds[task_id] = task.kind
+    return {"level": levels, "kind": modes, "task_kind": kinds}
 
 
 def _skipped(play: Players, domain_dir: Path) -> list[str]:

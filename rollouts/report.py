@@ -130,7 +130,7 @@ def markdown(summary: dict, pictures: list[str]) -> str:
     lines += ["", "## pass^k", "", f"Convention: {summary['convention']}.", "",
               "| k | pass^k | pass@k |", "| --- | --- | --- |"]
     lines += [f"| {k} | {summary['pass^k'][k]:.3f} | {summary['pass@k'][k]:.3f} |" for k in summary["pass^k"]]
-    for name, title in (("by_level", "complexity level"), ("by_kind", "task kind")):
+    for name, title in (("by_level", "complexity level"), ("by_kind", "mode"), ("by_task_kind", "task kind")):
         if summary.get(name):
             ks = list(summary["pass^k"])
             lines += ["", f"### pass^k by {title}", "", f"| {title} | tasks | average reward | "

@@ -37,11 +37,14 @@ class Session(Protocol):
     async def call(self, name: str, arguments: dict) -> str:
         """The tool's result as the agent sees it (JSON, or an error message)."""
 
-    async def reward(self) -> dict:
-        """The runtime's reward result for the state the episode reached."""
+    async def reward(self, final_message: str = "") -> dict:
+        """The runtime's reward result for the state the episode reached and the agent's final message."""
 
     async def reference_solution(self) -> list[dict]:
         """The task's reference calls [{"tool", "arguments"}]: for oracle agents only."""
+
+    async def answer_key(self) -> dict:
+        """The task's kind, facts and policy rule (as in its file): for oracle agents only."""
 
     async def close(self) -> None: ...
 
@@ -76,11 +79,14 @@ class InProcessSession:
             return f"Error (UnknownTool): unknown tool {name!r}"
         return (await self.episode.acall(name, arguments)).text
 
-    async def reward(self) -> dict:
-        return await asyncio.to_thread(self.episode.reward)
+    async def reward(self, final_message: str = "") -> dict:
+        return await asyncio.to_thread(self.episode.reward, final_message)
 
     async def reference_solution(self) -> list[dict]:
         return [call.model_dump() for call in self.episode.task.reference_solution]
+
+    async def answer_key(self) -> dict:
+        return answer_key(self.episode.task.model_dump(mode="json"))
 
     async def close(self) -> None:
         await asyncio.to_thread(self.episode.close)
@@ -110,14 +116,22 @@ class StateSession:
         self.outcomes.append((name, arguments, out))
         return out.text
 
-    async def reward(self) -> dict:
+    async def reward(self, final_message: str = "") -> dict:
         return {}
 
     async def reference_solution(self) -> list[dict]:
         return []
 
+    async def answer_key(self) -> dict:
+        return {"kind": "change"}
+
     async def close(self) -> None:
         await asyncio.to_thread(self.episode.close)
+
+
+def answer_key(task: dict) -> dict:
+    """What an oracle agent is told of a task besides its reference calls (a task file's fields)."""
+    return {"kind": task.get("kind", "change"), "facts": task.get("facts"), "policy_rule": task.get("policy_rule")}
 
 
 def restrict(tools: list[dict], names: list[str] | None) -> list[dict]:
@@ -179,18 +193,24 @@ class MCPSession:
             text = json.dumps(result.structured_content, ensure_ascii=False)
         return text
 
-    async def reward(self) -> dict:
-        response = await self.http.get(f"{self.base_url}/episodes/{self.info['episode_id']}/reward",
-                                       headers=self.headers)
+    async def reward(self, final_message: str = "") -> dict:
+        response = await self.http.post(f"{self.base_url}/episodes/{self.info['episode_id']}/reward",
+                                        json={"final_message": final_message}, headers=self.headers)
         if response.status_code != 200:
             raise RuntimeError(f"reward: {response.status_code} {response.text}")
         return response.json()
 
-    async def reference_solution(self) -> list[dict]:
+    async def _task(self) -> dict:
         response = await self.http.get(f"{self.base_url}/episodes/{self.info['episode_id']}/task",
                                        headers=self.headers)
         response.raise_for_status()
-        return response.json()["reference_solution"]
+        return response.json()
+
+    async def reference_solution(self) -> list[dict]:
+        return (await self._task())["reference_solution"]
+
+    async def answer_key(self) -> dict:
+        return answer_key(await self._task())
 
     async def close(self) -> None:
         try:

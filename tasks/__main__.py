@@ -21,6 +21,7 @@ from llm import LLM, MissingStep, Transcript, backend_for
 from mcp_servers.runtime import Environment
 from tasks import execute
 from tasks.build import Dropped, Stage, build_task
+from tasks.kinds import derive
 from tasks.oracle import oracle_for
 from tasks.report import write_outputs
 from tasks.vocabulary import recorded_or_asked
@@ -29,8 +30,11 @@ DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 DEFAULT_N, DEFAULT_SEED = 48, 1
 
 
-def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None) -> dict:
-    """Build up to `n` tasks for the domain in `out`; returns the summary written to report.json."""
+def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None, answers: int = 0,
+              refusals: int = 0) -> dict:
+    """Build up to `n` tasks for the domain in `out`, then up to `answers` answer tasks and `refusals`
+    refusal tasks from the verified ones (tasks/kinds.py, no model); returns the summary written to
+    report.json."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
     graph = from_json((out / "graph.json").read_text())
@@ -53,6 +57,8 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
                 log(f"{task_id}: verified, level {task.metadata.complexity_level}, "
                     f"{len(task.reference_solution)} calls, {task.metadata.distractor_rows} distractor rows, "
                     f"{task.metadata.tokens} tokens")
+            if answers or refusals:
+                tasks += derive(env, spec, list(tasks), answers, refusals, seed, dropped, log)
         finally:
             execute.close()  # the chain programs' template process
     return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started)
@@ -64,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"task slots to try (default {DEFAULT_N})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--model", default=None, help="litellm model string; without it the transcript is replayed")
+    parser.add_argument("--answers", type=int, default=0,
+                        help="answer tasks to derive from the verified tasks' reads (no model; default 0)")
+    parser.add_argument("--refusals", type=int, default=0,
+                        help="refusal tasks to derive from calls the policy forbids (no model; default 0)")
     args = parser.parse_args(argv)
     out = DOMAINS / args.name
     if not valid_name(args.name) or not (out / "graph.json").is_file():
@@ -80,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         transcript.clear()
     llm = LLM(backend_for(args.model), transcript)
     try:
-        summary = run_stage(out, llm, args.n, args.seed)
+        summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals)
     except MissingStep as error:
         print(f"worldsmith: task replay stopped: {error}. Re-record with MODEL=<litellm model>.", file=sys.stderr)
         return 1

@@ -20,7 +20,7 @@ def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[
                   seconds: float) -> dict:
     folder = out / "tasks"
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("task_*.json"):
+    for stale in [*folder.glob("task_*.json"), *folder.glob("answer_*.json"), *folder.glob("refusal_*.json")]:
         stale.unlink()
     for task in tasks:
         _write_json(folder / f"{task.id}.json", task.model_dump(mode="json", exclude_none=True))
@@ -38,11 +38,17 @@ def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[
         "tokens": tokens,
         "tokens_per_task": round(tokens / len(tasks)) if tasks else 0,
     }
+    kinds = Counter(t.kind for t in tasks)
+    if set(kinds) - {"change"}:  # counted where there is more than one kind, so older reports keep their bytes
+        summary["kinds"] = {k: kinds[k] for k in sorted(kinds)}
+        summary["levels_by_kind"] = {k: dict(sorted(Counter(str(t.metadata.complexity_level) for t in tasks
+                                                             if t.kind == k).items())) for k in sorted(kinds)}
     index = {"summary": summary, "dropped": {k: v for k, v in sorted(dropped.items())},
              "tasks": [{"id": t.id, "level": t.metadata.complexity_level, "chain": t.metadata.chain,
                         "calls": len(t.reference_solution), "distractor_rows": t.metadata.distractor_rows,
                         "subgraph_tools": len(t.metadata.subgraph_nodes), "complexity": t.metadata.complexity,
-                        "tokens": t.metadata.tokens, "instruction": t.instruction} for t in tasks]}
+                        "tokens": t.metadata.tokens, "instruction": t.instruction,
+                        **({"kind": t.kind} if t.kind != "change" else {})} for t in tasks]}
     _write_json(folder / "index.json", index)
     (folder / "README.md").write_text(report_page(spec, tasks, summary, index["dropped"]))
     report_path = out / "report.json"
@@ -64,7 +70,9 @@ def report_page(spec: DomainSpec, tasks: list[Task], summary: dict, dropped: dic
              f"- complexity levels: {', '.join(f'level {k}: {v}' for k, v in summary['levels'].items())}",
              f"- distractor rows: {summary['distractor_rows']} kept, {summary['distractors_rejected']} groups "
              "rejected because they changed the outcome",
-             f"- LLM tokens: {summary['tokens']} in all, {summary['tokens_per_task']} per verified task", "",
+             f"- LLM tokens: {summary['tokens']} in all, {summary['tokens_per_task']} per verified task",
+             *([f"- kinds: {', '.join(f'{k}: {v}' for k, v in summary['kinds'].items())} (answer and refusal tasks "
+                "are derived from the verified change tasks without a model)"] if "kinds" in summary else []), "",
              "| task | level | calls | distractor rows | subgraph tools | c(H) | instruction |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for t in tasks:

@@ -22,8 +22,9 @@ END_TOOL = "end_episode"
 END_TOOL_SCHEMA = {
     "name": END_TOOL,
     "description": "End the episode. Call it once the user's request is complete (or cannot be "
-                   "completed); the episode is scored on the state it leaves.",
-    "input_schema": {"type": "object", "properties": {}, "additionalProperties": False},
+                   "completed); the episode is scored on the state it leaves and, when the user asked for "
+                   "information, on the answer given as `message`.",
+    "input_schema": {"type": "object", "properties": {"message": {"type": "string"}}, "additionalProperties": False},
 }
 
 
@@ -91,8 +92,12 @@ class Control:
         text = "\n".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
         return text, bool(result.get("isError"))
 
-    def reward(self, episode_id: str) -> dict:
-        return self._json(self.http.get(f"/episodes/{episode_id}/reward"))
+    def reward(self, episode_id: str, final_message: str | None = None) -> dict:
+        """The episode's reward; `final_message`: the agent's last message to the user, which an
+        answer task's facts are read from."""
+        if final_message is None:
+            return self._json(self.http.get(f"/episodes/{episode_id}/reward"))
+        return self._json(self.http.post(f"/episodes/{episode_id}/reward", json={"final_message": final_message}))
 
     def delete(self, episode_id: str) -> None:
         self.http.delete(f"/episodes/{episode_id}")

@@ -76,9 +76,10 @@ def playable(control: Control, single_turn: bool = False) -> list[str]:
     return [t for t in tasks if modes.get(t) != "conversational"]
 
 
-def finish(control: Control, episode_id: str, message: str = "") -> UserTurn:
-    """The episode's end: its reward, on the state it reached."""
-    result = control.reward(episode_id)
+def finish(control: Control, episode_id: str, message: str = "", final_message: str | None = None) -> UserTurn:
+    """The episode's end: its reward, on the state it reached and the agent's `final_message`;
+    `message` is the user's last reply."""
+    result = control.reward(episode_id, final_message)
     return UserTurn(message, True, float(result["reward"]), bool(result.get("passed")))
 
 
@@ -89,8 +90,8 @@ def tell_user(control: Control, episode_id: str, message: str, max_user_turns: i
     response = None if single_turn else _user_route(control, "POST", f"/episodes/{episode_id}/user",
                                                      json={"message": message})
     if response is None:
-        return finish(control, episode_id)
+        return finish(control, episode_id, final_message=message)
     reply = control._json(response)
     if reply["stop"] or reply["turns"] >= max_user_turns:
-        return finish(control, episode_id, reply["message"])
+        return finish(control, episode_id, reply["message"], final_message=message)
     return UserTurn(reply["message"])

@@ -14,7 +14,8 @@ unchanged:
   worldsmith server, `python -m rollouts.serve`; trainers/conversation.py): the observation's
   result is the user's reply.
 - Reward and done arrive only when the episode ends: when the user stops (or after
-  --max-user-turns messages to it), on `end_episode`, or when the step budget is spent.
+  --max-user-turns messages to it), on `end_episode` (its optional `message` is the agent's answer,
+  which an answer task's facts are read from), or when the step budget is spent.
   Nothing earlier carries the reward, and `state` never does.
 
 Multi-turn is the default. With --single-turn there is no `message_user`: the agent ends the
@@ -99,7 +100,7 @@ class WorldsmithEnvironment(Environment):
         if episode_id and episode_id != self._state.episode_id:  # HTTP: a fresh environment per request
             self._state = State(episode_id=episode_id, step_count=self._calls_used(episode_id))
         if action.tool_name == END_TOOL:
-            return self._end(action.tool_name, episode)
+            return self._end(action.tool_name, episode, final_message=(action.arguments or {}).get("message"))
         if action.tool_name == MESSAGE_TOOL and not self.single_turn:
             return self._tell_user(action, episode)
         try:
@@ -144,9 +145,10 @@ class WorldsmithEnvironment(Environment):
         except ControlError:
             return 0
 
-    def _end(self, tool_name: str, episode: str, result: str = "episode ended") -> Observation:
+    def _end(self, tool_name: str, episode: str, result: str = "episode ended",
+             final_message: str | None = None) -> Observation:
         try:
-            reward = float(self.control.reward(episode)["reward"])
+            reward = float(self.control.reward(episode, final_message)["reward"])
         except ControlError as error:
             return CallToolObservation(tool_name=tool_name, error=ToolError(
                 error_type=ToolErrorType.EXECUTION_ERROR, message=str(error)))

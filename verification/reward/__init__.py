@@ -25,9 +25,12 @@ that requires no change scores 1 when nothing changed.
     plan.py        a schema as the comparison reads it; states indexed by primary key
     assignment.py  inserted rows paired across the two states
     diff.py        the comparison: compute_reward
+    facts.py       whether a final message states a fact (numbers, dates, names; no judge)
+    kinds.py       a task's reward by its kind (change, answer, refusal): task_reward
 """
 
 from verification.reward.diff import compute_reward
+from verification.reward.kinds import fact_checks, forbidden_check, is_forbidden, task_reward
 from verification.reward.models import CheckItem, FieldCheck, FieldPolicy, RewardResult, RewardSpec, default_reward_spec
 from verification.reward.similarity import (
     CALIBRATED_THRESHOLDS,
@@ -44,6 +47,7 @@ from verification.reward.values import normalize_text
 
 __all__ = [
     "CALIBRATED_THRESHOLDS", "Calibration", "CheckItem", "FieldCheck", "FieldPolicy", "RewardResult", "RewardSpec",
-    "SemanticPair", "calibrate", "compute_reward", "default_reward_spec", "load_semantic_pairs", "normalize_text",
-    "pair_similarities", "semantic_threshold", "text_similarity", "threshold_accuracy",
+    "SemanticPair", "calibrate", "compute_reward", "default_reward_spec", "fact_checks", "forbidden_check",
+    "is_forbidden", "load_semantic_pairs", "normalize_text",
+    "pair_similarities", "semantic_threshold", "task_reward", "text_similarity", "threshold_accuracy",
 ]

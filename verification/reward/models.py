@@ -70,6 +70,7 @@ class FieldCheck(_Model):
 
 CheckKind = Literal[
     "insert", "update", "delete", "unexpected_insert", "unexpected_update", "unexpected_delete",
+    "fact", "forbidden_call",  # an answer task's facts in the final message; a refusal task's forbidden call
 ]
 
 
@@ -77,8 +78,9 @@ class CheckItem(_Model):
     """One scored check: a ground-truth change, or a change the ground truth does not make."""
 
     kind: CheckKind
-    table: str
-    key: str | None = Field(description="the ground-truth row's key (the final row's for unexpected inserts)")
+    table: str = Field(description="the table of a row check; '' for a fact or a forbidden call")
+    key: str | None = Field(description="the ground-truth row's key (the final row's for unexpected inserts); a "
+                                        "fact's source; the forbidden tool")
     final_key: str | None = None
     passed: bool
     summary: str
