@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from domains import registry
 from domains.spec import DomainSpec, valid_name
 from domains.task_model import Task
 from graph.model import from_json
@@ -24,7 +25,6 @@ from tasks.build import Dropped, Stage, build_task
 from tasks.oracle import oracle_for
 from tasks.report import write_outputs
 
-DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 DEFAULT_N, DEFAULT_SEED = 48, 1
 
 
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--model", default=None, help="litellm model string; without it the transcript is replayed")
     args = parser.parse_args(argv)
-    out = DOMAINS / args.name
+    out = registry.root() / args.name
     if not valid_name(args.name) or not (out / "graph.json").is_file():
         print(f"worldsmith: no built domain {args.name!r} with a tool graph: run `make domain NAME={args.name}` first",
               file=sys.stderr)
