@@ -97,7 +97,8 @@ def require_bundled(names: Iterable[str]) -> list[str]:
     names = list(names)
     missing = [n for n in names if not is_bundled(n)]
     if missing:
-        raise UnknownDomain(f"not built: {', '.join(missing)} (make domain NAME=...); {described()}")
+        raise UnknownDomain(f"no domain {', '.join(map(repr, missing))}: expected domains/<name>/spec.json and tools.py "
+                            f"(build it with `make domain NAME=<name>`); {described()}")
     return names
 
 
