@@ -58,11 +58,15 @@ def row(source: DomainSource, task) -> dict:
     }
 
 
+def rows(source: DomainSource, _base_url: str = "") -> list[dict]:
+    return [row(source, task) for task in source.tasks]
+
+
 def export(source: DomainSource, out: Path, **_options) -> list[Path]:
-    rows = [row(source, task) for task in source.tasks]
-    jsonl = write_jsonl(out / "data" / "train.jsonl", rows)
+    table = rows(source)
+    jsonl = write_jsonl(out / "data" / "train.jsonl", table)
     card = out / "README.md"
-    card.write_text(CARD.format(name=source.name, description=source.spec.description, count=len(rows),
+    card.write_text(CARD.format(name=source.name, description=source.spec.description, count=len(table),
                                 tools=len(source.tools)))
     policy = out / "policy.md"
     policy.write_text(source.policy)
