@@ -9,10 +9,11 @@ it reaches no task, reward or state there. The token is given by `--token` or th
 WORLDSMITH_CONTROL_TOKEN environment variable, else generated at start and printed to stderr.
 
     GET    /openapi.json              the OpenAPI document of this API (models: mcp_servers/api_models.py)
-    GET    /health                    {"ok", "domain", "episodes", "tools", "restoring", "restarts"}
-    GET    /tools                     the verified tools as OpenAI function schemas
-    GET    /tasks                     {"tasks": [task ids]}
-    POST   /episodes                  body {"task_id"?, "episode_id"?} -> 201 {"episode_id", "task_id", "mcp_url",
+    GET    /health                    {"ok", "domain", "domains", "episodes", "tools", "restoring", "restarts"}
+    GET    /domains                   {"domains": [{"name", "tools", "tasks"}]}
+    GET    /tools?domain=             the domain's verified tools as OpenAI function schemas
+    GET    /tasks?domain=             {"tasks": [task ids]}
+    POST   /episodes                  body {"domain"?, "task_id"?, "episode_id"?} -> 201 {"episode_id", "task_id", "mcp_url",
                                       "instruction", "user_profile", ...}; no task_id: the server's --task,
                                       else the sample state
     GET    /episodes                  {"episodes": [info, ...]}
@@ -23,6 +24,10 @@ WORLDSMITH_CONTROL_TOKEN environment variable, else generated at start and print
     POST   /episodes/{id}/reset       back to the initial state, call budget renewed
     DELETE /episodes/{id}             close the episode
     POST   /episodes/{id}/mcp         the episode's MCP endpoint (streamable HTTP, stateless, JSON; no token)
+
+One server may serve several domains (a Universe): `domain` names one, and may be left out
+when only one is served (several and none named: 400; one not served: 404 naming the served
+ones). Each domain has its own MCP server, which answers its episodes' MCP URLs.
 
 Bodies are validated against the published models; errors are JSON {"error": message} with
 400 (bad request), 401 (no or wrong token), 404 (no such episode or task),
