@@ -120,9 +120,16 @@ class Universe:
     # -- serving ------------------------------------------------------------------------
     def health(self) -> dict:
         """ok is false while any domain's episode process is being replaced or a template is down."""
-        each = [env.health() for env in self.environments.values()]
-        return {"ok": all(h["ok"] for h in each), "restoring": sum(h["restoring"] for h in each),
-                "restarts": sum(h["restarts"] for h in each)}
+        merged: dict = {}
+        for health in (env.health() for env in self.environments.values()):
+            for key, value in health.items():  # flags hold for all, counts add up (actors, restarts, ...)
+                if isinstance(value, bool):
+                    merged[key] = merged.get(key, True) and value
+                elif isinstance(value, int):
+                    merged[key] = merged.get(key, 0) + value
+                else:
+                    merged.setdefault(key, value)
+        return merged
 
     def close(self) -> None:
         for env in self.environments.values():
