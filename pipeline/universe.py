@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(names) == 1 and args.logs is None:  # one domain: its own output, as it comes
         return subprocess.run(command_for(args.run, names[0], args.model, extra)).returncode
     logs = args.logs or Path("runs") / "universe" / args.run
-    print(f"{args.run}: {len(names)} domains ({', '.join(names)}), {max(1, args.jobs)} at once; logs in {logs}",
-          file=sys.stderr)
+    print(f"{args.run}: {len(names)} domain{'s' * (len(names) != 1)} ({', '.join(names)}), {max(1, args.jobs)} at "
+          f"once; logs in {logs}", file=sys.stderr)
     jobs = run_all(names, lambda name: command_for(args.run, name, args.model, extra), max(1, args.jobs), logs,
                    say=lambda text: print(text, file=sys.stderr, flush=True))
     print(summary(jobs), file=sys.stderr)

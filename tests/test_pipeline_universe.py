@@ -22,6 +22,7 @@ SCRIPTS = {  # what each fake domain's process prints, and how it exits
 }
 
 
+@pytest.mark.integration  # processes of their own
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_failing_domain_neither_stops_nor_hides_another(tmp_path, jobs):
     said = []

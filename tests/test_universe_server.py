@@ -92,6 +92,7 @@ def test_one_http_server_scores_episodes_of_two_domains(root):
             "tasks": sorted(json.loads(p.read_text())["id"] for p in (root / "reading_list" / "tasks").glob("*.json"))}
 
 
+@pytest.mark.integration
 def test_the_cli_refuses_what_one_domain_only_can_do(root):
     import subprocess
     import sys
