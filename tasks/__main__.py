@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from domains import registry
 from domains.spec import DomainSpec, valid_name
 from domains.task_model import Task
 from graph.model import from_json
@@ -26,7 +27,6 @@ from tasks.oracle import oracle_for
 from tasks.report import write_outputs
 from tasks.vocabulary import recorded_or_asked
 
-DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 DEFAULT_N, DEFAULT_SEED = 48, 1
 
 
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refusals", type=int, default=0,
                         help="refusal tasks to derive from calls the policy forbids (no model; default 0)")
     args = parser.parse_args(argv)
-    out = DOMAINS / args.name
+    out = registry.root() / args.name
     if not valid_name(args.name) or not (out / "graph.json").is_file():
         print(f"worldsmith: no built domain {args.name!r} with a tool graph: run `make domain NAME={args.name}` first",
               file=sys.stderr)

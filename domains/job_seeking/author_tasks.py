@@ -19,8 +19,9 @@ import sys
 
 from faker import Faker
 
+from domains import registry
 from llm import LLM, StepKey, Transcript, count_tokens
-from tasks.__main__ import DEFAULT_N, DEFAULT_SEED, DOMAINS, run_stage
+from tasks.__main__ import DEFAULT_N, DEFAULT_SEED, run_stage
 
 STAMP = "2025-02-10T10:00:00"
 
@@ -304,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=DEFAULT_N)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)
-    out = DOMAINS / args.name
+    out = registry.folder(args.name)
     transcript = Transcript(out / "tasks" / "transcript.jsonl")
     transcript.clear()
     llm = LLM(AuthorBackend(), transcript)
