@@ -31,10 +31,11 @@ DEFAULT_N, DEFAULT_SEED = 48, 1
 
 
 def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None, answers: int = 0,
-              refusals: int = 0) -> dict:
+              refusals: int = 0, oracle: str = "auto") -> dict:
     """Build up to `n` tasks for the domain in `out`, then up to `answers` answer tasks and `refusals`
     refusal tasks from the verified ones (tasks/kinds.py, no model); returns the summary written to
-    report.json."""
+    report.json. `oracle="executed"` decides g(D) by the executed search even with a model (no
+    oracle requests)."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
     graph = from_json((out / "graph.json").read_text())
@@ -42,7 +43,8 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
     tasks: list[Task] = []
     dropped: dict[str, list[str]] = {}
     with Environment(out, workers=2) as env:
-        stage = Stage(spec, graph, llm, env, feasibility=oracle_for(llm, env), log=log,
+        feasibility = None if oracle == "executed" else oracle_for(llm, env)
+        stage = Stage(spec, graph, llm, env, feasibility=feasibility, log=log,
                       vocabulary=recorded_or_asked(llm, spec))
         try:
             for i in range(n):
@@ -74,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="answer tasks to derive from the verified tasks' reads (no model; default 0)")
     parser.add_argument("--refusals", type=int, default=0,
                         help="refusal tasks to derive from calls the policy forbids (no model; default 0)")
+    parser.add_argument("--oracle", choices=["auto", "executed"], default="auto",
+                        help="g(D): the model's best-of-k agent where a chain is possible (auto, with a model), "
+                             "or the executed search, which asks nothing")
+    parser.add_argument("--fresh", action="store_true",
+                        help="with a model: forget the recorded answers (by default a rerun reuses every answer "
+                             "whose prompt is unchanged, so an interrupted run pays for nothing twice)")
     args = parser.parse_args(argv)
     out = registry.root() / args.name
     if not valid_name(args.name) or not (out / "graph.json").is_file():
@@ -86,11 +94,12 @@ def main(argv: list[str] | None = None) -> int:
               "tasks", file=sys.stderr)
         return 2
     transcript = Transcript(transcript_path)
-    if args.model:
+    if args.model and args.fresh:
         transcript.clear()
     llm = LLM(backend_for(args.model), transcript)
     try:
-        summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals)
+        summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals,
+                            oracle=args.oracle)
     except MissingStep as error:
         print(f"worldsmith: task replay stopped: {error}. Re-record with MODEL=<litellm model>.", file=sys.stderr)
         return 1
