@@ -10,6 +10,7 @@ the rest; without one, and in transcripts recorded before it, from the executed 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -63,20 +64,27 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
                 tasks += derive(env, spec, list(tasks), answers, refusals, seed, dropped, log)
         finally:
             execute.close()  # the chain programs' template process
-    return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started)
+    settings = {"n": n, "seed": seed, "answers": answers, "refusals": refusals, "oracle": oracle}
+    return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started, settings)
+
+
+def recorded_settings(out: Path) -> dict:
+    """The options the recorded task stage ran with (index.json), {} where none were kept."""
+    index = out / "tasks" / "index.json"
+    return json.loads(index.read_text()).get("settings", {}) if index.is_file() else {}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tasks", description=__doc__)
     parser.add_argument("name")
-    parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"task slots to try (default {DEFAULT_N})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--n", type=int, help=f"task slots to try (default {DEFAULT_N}; on replay, the recorded run's)")
+    parser.add_argument("--seed", type=int, help=f"default {DEFAULT_SEED}; on replay, the recorded run's")
     parser.add_argument("--model", default=None, help="litellm model string; without it the transcript is replayed")
-    parser.add_argument("--answers", type=int, default=0,
+    parser.add_argument("--answers", type=int,
                         help="answer tasks to derive from the verified tasks' reads (no model; default 0)")
-    parser.add_argument("--refusals", type=int, default=0,
+    parser.add_argument("--refusals", type=int,
                         help="refusal tasks to derive from calls the policy forbids (no model; default 0)")
-    parser.add_argument("--oracle", choices=["auto", "executed"], default="auto",
+    parser.add_argument("--oracle", choices=["auto", "executed"],
                         help="g(D): the model's best-of-k agent where a chain is possible (auto, with a model), "
                              "or the executed search, which asks nothing")
     parser.add_argument("--fresh", action="store_true",
@@ -93,13 +101,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"worldsmith: no recorded task transcript for {args.name!r}; set MODEL=<litellm model> to synthesize "
               "tasks", file=sys.stderr)
         return 2
+    # what is not given: on replay as the recorded run had it, else the defaults
+    recorded = {} if args.model else recorded_settings(out)
+    defaults = {"n": DEFAULT_N, "seed": DEFAULT_SEED, "answers": 0, "refusals": 0, "oracle": "auto"}
+    options = {k: v if (v := getattr(args, k)) is not None else recorded.get(k, default) for k, default in defaults.items()}
     transcript = Transcript(transcript_path)
     if args.model and args.fresh:
         transcript.clear()
     llm = LLM(backend_for(args.model), transcript)
     try:
-        summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals,
-                            oracle=args.oracle)
+        summary = run_stage(out, llm, **options)
     except MissingStep as error:
         print(f"worldsmith: task replay stopped: {error}. Re-record with MODEL=<litellm model>.", file=sys.stderr)
         return 1

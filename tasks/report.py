@@ -17,7 +17,9 @@ def _write_json(path: Path, data: object) -> None:
 
 
 def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[str, list[str]], llm: LLM,
-                  seconds: float) -> dict:
+                  seconds: float, settings: dict | None = None) -> dict:
+    """`settings`: the stage's options (task slots, seed, derived kinds, oracle), kept in index.json
+    so that a replay builds the same tasks without being told them again."""
     folder = out / "tasks"
     folder.mkdir(parents=True, exist_ok=True)
     for stale in [*folder.glob("task_*.json"), *folder.glob("answer_*.json"), *folder.glob("refusal_*.json")]:
@@ -43,7 +45,8 @@ def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[
         summary["kinds"] = {k: kinds[k] for k in sorted(kinds)}
         summary["levels_by_kind"] = {k: dict(sorted(Counter(str(t.metadata.complexity_level) for t in tasks
                                                              if t.kind == k).items())) for k in sorted(kinds)}
-    index = {"summary": summary, "dropped": {k: v for k, v in sorted(dropped.items())},
+    index = {**({"settings": settings} if settings else {}), "summary": summary,
+             "dropped": {k: v for k, v in sorted(dropped.items())},
              "tasks": [{"id": t.id, "level": t.metadata.complexity_level, "chain": t.metadata.chain,
                         "calls": len(t.reference_solution), "distractor_rows": t.metadata.distractor_rows,
                         "subgraph_tools": len(t.metadata.subgraph_nodes), "complexity": t.metadata.complexity,

@@ -57,3 +57,15 @@ def test_a_rerun_reuses_every_recorded_answer_and_fresh_asks_again(tmp_path, mon
 
     fresh = _run(monkeypatch, "--fresh")
     assert fresh.asked == first.asked
+
+
+def test_a_replay_runs_with_the_recorded_settings(tmp_path, monkeypatch):
+    """A task stage recorded with --n 2 replays offline with no option given, to the same files."""
+    folder = copy_domain(tmp_path, "jobs", tasks=0)
+    shutil.copy(SOURCE / "graph.json", folder / "graph.json")
+    monkeypatch.setenv(ROOT_ENV, str(tmp_path))
+    _run(monkeypatch)
+    built = {p.name: p.read_bytes() for p in (folder / "tasks").glob("*.json")}
+    assert json.loads(built["index.json"])["settings"]["n"] == 2
+    assert tasks_cli.main(["jobs"]) == 0  # no model: replayed, as `make universe` does
+    assert {p.name: p.read_bytes() for p in (folder / "tasks").glob("*.json")} == built
