@@ -51,6 +51,7 @@ CHAIN_LENGTH = {1: 3, 2: 5, 3: 7}
 TAU = 0.5
 MAX_ROUNDS = 2
 # Free-form string columns: the rules cannot tell a name that must match from a description.
+_WORD = re.compile(r"[a-z]+(?:[_ ][a-z]+)*")
 _IDENTITY = re.compile(r"(^|_)(name|email|phone|title|currency|code)$")
 
 
@@ -83,19 +84,21 @@ class Stage:
 
 
 def internal_ids(spec: DomainSpec, *states: State) -> set[str]:
-    """Values a user cannot know: primary keys, and anything in a table's generated-id format."""
+    """Values a user cannot know: primary keys, and anything in a table's generated-id format. A key
+    that is a plain word (a mail folder's `inbox`, `trash`) is a name the user may say."""
     found = set()
     for state in states:
         for table in spec.db.tables:
             pk = table.primary_key.name
-            found |= {str(r[pk]) for r in state.get(table.name, []) if r.get(pk)}
+            found |= {str(r[pk]) for r in state.get(table.name, []) if r.get(pk) and not _WORD.fullmatch(str(r[pk]))}
     return found
 
 
 def leaks(spec: DomainSpec, text: str, ids: set[str]) -> list[str]:
+    """The identifiers in `text`, each as a whole token (`EM-1` is not in `EM-12` nor a word in a word)."""
     shapes = "|".join(re.escape(t.id_prefix) for t in spec.db.tables)
-    found = {i for i in ids if i in text} | set(re.findall(rf"\b(?:{shapes})-\d+\b", text))
-    return sorted(found)
+    found = {i for i in ids if re.search(rf"(?<![\w-]){re.escape(i)}(?![\w-])", text)}
+    return sorted(found | set(re.findall(rf"\b(?:{shapes})-\d+\b", text)))
 
 
 def reward_spec(stage: Stage, item: str, before: State, after: State, calls) -> tuple[dict, list[str]]:
