@@ -42,7 +42,7 @@ from tasks.prompts import (
     policies_prompt,
     state_prompt,
 )
-from tasks.state import check_state, distractors, lookalike_rows, merge
+from tasks.state import check_state, distractors, lookalikes, merge
 from tasks.verify import ReplayFailed, effect, replay, reward
 from tasks.vocabulary import Vocabulary
 from verification.reward import default_reward_spec
@@ -195,7 +195,8 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
     ids = internal_ids(spec, initial, expected)
     feedback = ""
     for attempt in range(stage.attempts):
-        said = stage.ask(f"{task_id}.instruction", attempt, instruction_prompt(run.calls, run.results, feedback), Instruction)
+        prompt = instruction_prompt(run.calls, run.results, feedback, lookalikes(spec.db, core, kept))
+        said = stage.ask(f"{task_id}.instruction", attempt, prompt, Instruction)
         leaked = leaks(spec, said.instruction + json.dumps(said.user_profile), ids)
         if not leaked:
             break
@@ -225,7 +226,7 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
         feasibility=feasibility, feasibility_source=getattr(stage.feasibility, "source", None) if rounds else None,
         p=p, expansions=rounds, auxiliary_chains=aux, probes=probes,
         distractor_rows=sum(len(rows) for grp in kept for rows in grp.values()), distractors_rejected=rejected,
-        lookalike_rows=lookalike_rows(spec.db, core, kept) if stage.vocabulary else None,
+        lookalike_rows=len(lookalikes(spec.db, core, kept)) if stage.vocabulary else None,
         repairs=repairs, reward_before=round(before, 4), tokens=tokens)
     choices = {t: {p.name for p in env.tools[t].parameters if p.enum or p.type == "boolean"} for t in env.tools}
     sources = argument_sources(said.instruction, said.user_profile, initial, [c.model_dump() for c in run.calls],

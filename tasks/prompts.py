@@ -103,7 +103,8 @@ def gate_prompt(remaining: int, complexity: float, feasibility: float, subgraph:
             "Balance diversity against solvability and return p in [0, 1].")
 
 
-def instruction_prompt(calls: list[ToolCall], results: list, feedback: str) -> str:
+def instruction_prompt(calls: list[ToolCall], results: list, feedback: str,
+                       lookalikes: list[tuple[str, dict]] = ()) -> str:
     steps = "\n".join(f"{i}. {c.tool}({json.dumps(c.arguments, sort_keys=True)}) -> {_shown(r)}"
                       for i, (c, r) in enumerate(zip(calls, results), 1))
     text = ("The reference solution of a task, as executed:\n" + steps + "\n\n"
@@ -113,6 +114,11 @@ def instruction_prompt(calls: list[ToolCall], results: list, feedback: str) -> s
             "refined instruction that sounds like a person: implicit where the agent can infer a step, "
             "concise, yet with every value the task needs. The user profile lets a user simulator answer "
             "follow-up questions.")
+    if lookalikes:  # the reward cannot see an ambiguous request; the agent would
+        text += ("\n\nOther records share a name or title with the ones this task is about; the agent must not "
+                 "confuse them, so the instruction says what tells the user's own apart (a date, an amount, a "
+                 "kind, a status):\n" + "\n".join(f"- {table}: {json.dumps(row, sort_keys=True)}"
+                                                   for table, row in lookalikes[:8]))
     return text + (f"\n\nThe previous answer was rejected:\n{feedback}\nFix it." if feedback else "")
 
 

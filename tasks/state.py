@@ -235,15 +235,19 @@ def _look_like(table: Table, row: dict, original: dict) -> None:
             return
 
 
-def lookalike_rows(schema: DBSchema, core: State, groups: list[State]) -> int:
-    """Rows of the groups that share a name or title with a row of the task's own."""
-    count = 0
+def lookalikes(schema: DBSchema, core: State, groups: list[State]) -> list[tuple[str, dict]]:
+    """(table, row) of the groups' rows that share a name or title with a row of the task's own."""
+    found = []
     for table in schema.tables:
         names = [c.name for c in text_columns(table) if c.type == "string" and _NAMED.search(c.name)]
         own = {(n, r[n]) for r in core.get(table.name, []) for n in names if r.get(n)}
-        count += sum(1 for group in groups for r in group.get(table.name, [])
-                     if any((n, r.get(n)) in own for n in names))
-    return count
+        found += [(table.name, r) for group in groups for r in group.get(table.name, [])
+                  if any((n, r.get(n)) in own for n in names)]
+    return found
+
+
+def lookalike_rows(schema: DBSchema, core: State, groups: list[State]) -> int:
+    return len(lookalikes(schema, core, groups))
 
 
 def _order_pairs(row: dict) -> None:

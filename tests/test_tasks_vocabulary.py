@@ -98,7 +98,14 @@ def test_a_look_alike_that_is_kept_is_proven_orthogonal_by_execution():
                                          "instruction": "Make my Lumen data engineer application a priority 4.",
                                          "user_profile": {"name": "Ana Ruiz", "known_info": ["Lumen", "4"]}},
                **{f"tasks/t.gate/{n}": {"p": 0.2, "reason": "saturated"} for n in range(3)}}
-    llm = LLM(ScriptedBackend(answers), Transcript(Path("/dev/null")), max_reasks=0)
+    seen: dict[str, str] = {}
+
+    class Seen(ScriptedBackend):
+        def complete(self, key, turn, messages, **options):
+            seen[str(key)] = messages[-1]["content"]
+            return super().complete(key, turn, messages, **options)
+
+    llm = LLM(Seen(answers), Transcript(Path("/dev/null")), max_reasks=0)
     graph = from_json((DOMAIN / "graph.json").read_text())
     with Environment(DOMAIN, workers=1) as env:
         stage = Stage(SPEC, graph, llm, env, log=lambda _m: None, vocabulary=Vocabulary.model_validate(_answer()))
@@ -107,6 +114,9 @@ def test_a_look_alike_that_is_kept_is_proven_orthogonal_by_execution():
     assert task.metadata.reward_before < 1.0
     rows = task.initial_state["job_application"]
     assert sum(r["applicant_name"] == "Ana Ruiz" for r in rows) > 1
+    # the instruction's writer is shown them, to say what tells the user's own apart
+    shown = seen["tasks/t.instruction/0"].split("Other records share a name or title")[1]
+    assert shown.count('"applicant_name": "Ana Ruiz"') == min(task.metadata.lookalike_rows, 8)
 
 
 def test_a_unique_column_takes_each_vocabulary_value_once_and_never_the_tasks_own():
