@@ -1,10 +1,13 @@
-"""`python -m tasks NAME [--n N] [--seed S] [--model MODEL]`: the task stage alone (`make tasks`).
+"""`python -m tasks NAME [--n N] [--families F --instances M] [--seed S] [--model MODEL]`: the task stage alone
+(`make tasks`).
 
 Writes domains/NAME/tasks/<id>.json, index.json and README.md (the tasks report), and the task
 counts into report.json. Every LLM exchange goes to domains/NAME/tasks/transcript.jsonl; with no
 model that transcript is replayed, so a bundled domain rebuilds the same bytes offline. With a
 model, the expansion gate's g(D) comes from an LLM oracle agent (tasks/oracle.py), replayed with
-the rest; without one, and in transcripts recorded before it, from the executed search.
+the rest; without one, and in transcripts recorded before it, from the executed search. With
+`--families`, each family is one model-written generator whose instances are verified one by one
+(tasks/family.py).
 """
 
 from __future__ import annotations
@@ -21,26 +24,28 @@ from llm import LLM, MissingStep, Transcript, backend_for
 from mcp_servers.runtime import Environment
 from tasks import execute
 from tasks.build import Dropped, Stage, build_task
+from tasks.family import build_family
 from tasks.kinds import derive
 from tasks.oracle import oracle_for
 from tasks.report import write_outputs
 from tasks.vocabulary import recorded_or_asked
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
-DEFAULT_N, DEFAULT_SEED = 48, 1
+DEFAULT_N, DEFAULT_SEED, DEFAULT_INSTANCES = 48, 1, 6
 
 
 def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None, answers: int = 0,
-              refusals: int = 0) -> dict:
-    """Build up to `n` tasks for the domain in `out`, then up to `answers` answer tasks and `refusals`
-    refusal tasks from the verified ones (tasks/kinds.py, no model); returns the summary written to
-    report.json."""
+              refusals: int = 0, families: int = 0, instances: int = DEFAULT_INSTANCES) -> dict:
+    """Build up to `n` tasks for the domain in `out` and `families` task families of up to `instances`
+    verified instances each, then up to `answers` answer tasks and `refusals` refusal tasks from the
+    verified ones (tasks/kinds.py, no model); returns the summary written to report.json."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
     graph = from_json((out / "graph.json").read_text())
     started = time.perf_counter()
     tasks: list[Task] = []
     dropped: dict[str, list[str]] = {}
+    built_families = []
     with Environment(out, workers=2) as env:
         stage = Stage(spec, graph, llm, env, feasibility=oracle_for(llm, env), log=log,
                       vocabulary=recorded_or_asked(llm, spec))
@@ -57,11 +62,25 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
                 log(f"{task_id}: verified, level {task.metadata.complexity_level}, "
                     f"{len(task.reference_solution)} calls, {task.metadata.distractor_rows} distractor rows, "
                     f"{task.metadata.tokens} tokens")
+            for i in range(families):
+                family_id = f"fam_{i + 1:03d}"
+                try:
+                    family = build_family(stage, family_id, i, seed, instances)
+                except Dropped as drop:
+                    dropped.setdefault(f"family:{drop.reason}", []).append(family_id)
+                    log(f"{family_id}: dropped ({drop.reason}): {drop.detail.splitlines()[0]}")
+                    continue
+                built_families.append(family)
+                tasks += family.tasks
+                for reason, ids in family.dropped.items():
+                    dropped.setdefault(f"instance:{reason}", []).extend(ids)
+                log(f"{family_id}: {len(family.tasks)} of {instances} instances verified, {family.tokens} tokens")
             if answers or refusals:
                 tasks += derive(env, spec, list(tasks), answers, refusals, seed, dropped, log)
         finally:
             execute.close()  # the chain programs' template process
-    return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started)
+    return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started,
+                         families=(families, built_families) if families else None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,11 +89,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"task slots to try (default {DEFAULT_N})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--model", default=None, help="litellm model string; without it the transcript is replayed")
+    parser.add_argument("--families", type=int, default=0,
+                        help="task families to build: one model-written generator each (default 0)")
+    parser.add_argument("--instances", type=int, default=DEFAULT_INSTANCES,
+                        help=f"instances to draw and verify per family (default {DEFAULT_INSTANCES})")
     parser.add_argument("--answers", type=int, default=0,
                         help="answer tasks to derive from the verified tasks' reads (no model; default 0)")
     parser.add_argument("--refusals", type=int, default=0,
                         help="refusal tasks to derive from calls the policy forbids (no model; default 0)")
     args = parser.parse_args(argv)
+    if args.families and args.instances < 1:
+        parser.error("--instances must be at least 1")
     out = DOMAINS / args.name
     if not valid_name(args.name) or not (out / "graph.json").is_file():
         print(f"worldsmith: no built domain {args.name!r} with a tool graph: run `make domain NAME={args.name}` first",
@@ -90,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         transcript.clear()
     llm = LLM(backend_for(args.model), transcript)
     try:
-        summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals)
+        summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals,
+                            families=args.families, instances=args.instances)
     except MissingStep as error:
         print(f"worldsmith: task replay stopped: {error}. Re-record with MODEL=<litellm model>.", file=sys.stderr)
         return 1
