@@ -52,10 +52,11 @@ domain: env
 graph: env
 	$(PY) -m graph "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
-# The task stage alone: N task slots (default 48), SEED (default 1); see tasks/.
+# The task stage alone: N task slots (default 48), FAMILIES task families of INSTANCES instances each
+# (default none, 6), SEED (default 1); see tasks/.
 .PHONY: tasks
 tasks: env
-	$(PY) -m tasks "$(NAME)" $(if $(N),--n $(N)) $(if $(SEED),--seed $(SEED)) $(if $(MODEL),--model $(MODEL))
+	$(PY) -m tasks "$(NAME)" $(if $(N),--n $(N)) $(if $(FAMILIES),--families $(FAMILIES)) $(if $(INSTANCES),--instances $(INSTANCES)) $(if $(SEED),--seed $(SEED)) $(if $(MODEL),--model $(MODEL))
 
 verify: env
 	$(PY) -m pytest -q domains/$(NAME)/tests

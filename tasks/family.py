@@ -50,6 +50,7 @@ from tasks.state import check_state
 from tasks.verify import effect
 
 FAMILY_SEEDS = 500  # a family's seeds sit beside the tasks' (seed * 1000 + index), never on them
+GENERATOR_TIMEOUT_S = 10.0  # drawing one instance; far above what building a few rows takes
 
 
 @dataclass
@@ -120,7 +121,7 @@ def _instance(stage: Stage, family: Family, decided: _Decided, task_id: str, see
               level: int, seed_chain: list[str]) -> Task:
     spec, env = stage.spec, stage.env
     iseed = instance_seed(seed, index, n)
-    raw, error = run_generator(family.generator, iseed, level)
+    raw, error = run_generator(family.generator, iseed, level, timeout=GENERATOR_TIMEOUT_S)
     if error:
         raise Dropped("generator", f"instance(rng, level) failed: {error}")
     try:
