@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 import networkx as nx
 
@@ -52,6 +53,15 @@ TAU = 0.5
 MAX_ROUNDS = 2
 # Free-form string columns: the rules cannot tell a name that must match from a description.
 _IDENTITY = re.compile(r"(^|_)(name|email|phone|title|currency|code)$")
+
+
+class Read(Protocol):
+    """What a program's run must keep finding when distractors join its state (an answer family's
+    facts): `wanted`, what it found without them."""
+
+    wanted: object
+
+    def __call__(self, run: ChainRun) -> object: ...
 
 
 class Dropped(Exception):
@@ -168,13 +178,14 @@ def grow(stage: Stage, item: str, chain: list[str], initial: State, seed: int, a
 
 
 def with_distractors(stage: Stage, core: State, code: str, target: dict, level: int, seed: int,
-                     params: dict | None = None) -> tuple[State, State, ChainRun, list[State], int]:
+                     params: dict | None = None, read: Read | None = None) -> tuple[State, State, ChainRun, list[State], int]:
     """The initial state (core rows and the distractor groups that leave the program's effect
-    `target`), the state the program leaves on it, the run, the groups kept and how many were rejected."""
+    `target`, and what `read` finds in its run the same), the state the program leaves on it, the
+    run, the groups kept and how many were rejected."""
     spec = stage.spec
     groups = distractors(spec.db, core, level, seed, datetime.fromisoformat(DEFAULT_NOW).date(), spec.policy,
                          stage.vocabulary)
-    kept, rejected = _orthogonal(stage, core, code, target, groups, params)
+    kept, rejected = _orthogonal(stage, core, code, target, groups, params, read)
     if not kept:
         raise Dropped("distractors", "no distractor group leaves the outcome unchanged")
     initial = merge(core, *kept)
@@ -182,7 +193,7 @@ def with_distractors(stage: Stage, core: State, code: str, target: dict, level: 
     if problems:
         raise Dropped("distractors", problems[0])
     error, run, initial, expected = _execute(stage, initial, code, params)
-    if error or effect(spec.db, initial, expected) != target:
+    if error or effect(spec.db, initial, expected) != target or (read and read(run) != read.wanted):
         raise Dropped("distractors", error or "the distractors change the outcome together")
     return initial, expected, run, kept, rejected
 
@@ -315,14 +326,15 @@ def _execute(stage: Stage, state: State, code: str, params: dict | None = None) 
 
 
 def _orthogonal(stage: Stage, core: State, code: str, target: dict, groups: list[State],
-                params: dict | None = None) -> tuple[list[State], int]:
-    """The distractor groups with which the program still has exactly `target` as its effect."""
+                params: dict | None = None, read: Read | None = None) -> tuple[list[State], int]:
+    """The distractor groups with which the program still has exactly `target` as its effect (and,
+    with `read`, finds what it found without them)."""
     def same(extra: list[State]) -> bool:
         state = merge(core, *extra)
         if check_state(stage.spec.db, state):
             return False
-        error, _, loaded, after = _execute(stage, state, code, params)
-        return not error and effect(stage.spec.db, loaded, after) == target
+        error, run, loaded, after = _execute(stage, state, code, params)
+        return not error and effect(stage.spec.db, loaded, after) == target and (not read or read(run) == read.wanted)
 
     if same(groups):
         return groups, 0

@@ -5,7 +5,8 @@ generator `instance(rng, level)` and a chain program over `params`. The parent d
 each with its own seed and a level, running the generator confined exactly as a chain program
 (tasks/execute.py: the same sandbox profile and fork, never in this process), and verifies each
 one as a task built alone is verified (tasks/build.py): the rows consistent, the program executed
-on them and changing the database, distractors proven orthogonal by execution, no identifier in
+on them and changing the database (or, for an instance with facts, only reading, each fact
+found in what it read: tasks/family_facts.py), distractors proven orthogonal by execution, no identifier in
 the instruction and every value the program uses stated in it or in the user profile, reward 1
 after replaying the reference solution and below 1 untouched, through the served runtime. The
 expansion gate and the reward policies are decided once per family, on the first instance that
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from domains.db_runtime import DEFAULT_NOW
 from domains.task_model import Task
 from graph.sampler import sample_chain
-from tasks import expand
+from tasks import answers, expand
 from tasks.build import (
     CHAIN_LENGTH,
     Dropped,
@@ -44,10 +45,12 @@ from tasks.build import (
     with_distractors,
 )
 from tasks.execute import run_generator
+from tasks.family_facts import FactReader
 from tasks.family_prompt import Family, drawn, family_prompt
 from tasks.mode import task_mode
 from tasks.state import check_state
 from tasks.verify import effect
+from verification.reward import default_reward_spec
 
 FAMILY_SEEDS = 500  # a family's seeds sit beside the tasks' (seed * 1000 + index), never on them
 GENERATOR_TIMEOUT_S = 10.0  # drawing one instance; far above what building a few rows takes
@@ -134,11 +137,18 @@ def _instance(stage: Stage, family: Family, decided: _Decided, task_id: str, see
     error, run, core, after = _execute(stage, d.rows, family.program, d.params)
     if error:
         raise Dropped("chain", error)
-    target = effect(spec.db, core, after)
-    if not target:
+    target, read = effect(spec.db, core, after), None
+    if d.facts is not None:
+        if target:
+            raise Dropped("answer", "the program changes the database, and an instance with facts only reads")
+        read = FactReader(d.facts)
+        read.wanted = read(run)
+        if isinstance(read.wanted, str):
+            raise Dropped("facts", read.wanted)
+    elif not target:
         raise Dropped("satisfied", "the program changes nothing on the instance's rows")
     initial, expected, run, kept, rejected = with_distractors(stage, core, family.program, target, level, iseed,
-                                                              d.params)
+                                                              d.params, read)
     leaked = leaks(spec, d.instruction + json.dumps(d.user_profile), internal_ids(spec, initial, expected))
     if leaked:
         raise Dropped("instruction", f"the instruction or profile names internal identifiers: {', '.join(leaked)}")
@@ -151,12 +161,19 @@ def _instance(stage: Stage, family: Family, decided: _Decided, task_id: str, see
         decided.growth = grow(stage, item, run.tools, initial, family_seed(seed, index),
                               seed * 7919 + (FAMILY_SEEDS + index) * 31)
     probes = expand.probe(env, decided.growth.h, initial, iseed)
-    policies, open_cols = reward_spec(stage, item, initial, expected, run.calls, known=decided.policies)
-    if decided.policies is None and open_cols:
-        decided.policies = {key: policies["fields"][key.split(".")[0]][key.split(".", 1)[1]] for key in open_cols}
-    before = verified_reward(stage, initial, expected, run.calls, policies)
-    metadata = task_metadata(stage, seed=seed, level=level, seed_chain=seed_chain, chain=run.tools,
-                             growth=decided.growth, probes=probes, core=core, kept=kept, rejected=rejected,
-                             repairs=[], before=before, tokens=0, family=item, instance_seed=iseed)
-    return Task(id=task_id, instruction=d.instruction, user_profile=d.user_profile, initial_state=initial,
-                reference_solution=run.calls, reward_spec=policies, mode=task_mode(found), metadata=metadata)
+    said = dict(id=task_id, instruction=d.instruction, user_profile=d.user_profile, initial_state=initial,
+                reference_solution=run.calls, mode=task_mode(found))
+    if read is not None:
+        task = Task(**said, kind="answer", facts=read.wanted,
+                    reward_spec=default_reward_spec(spec.db).model_dump(mode="json"))
+        before = answers.verify(env, spec, task, answers.reference_message(run.results))
+    else:
+        policies, open_cols = reward_spec(stage, item, initial, expected, run.calls, known=decided.policies)
+        if decided.policies is None and open_cols:
+            decided.policies = {key: policies["fields"][key.split(".")[0]][key.split(".", 1)[1]] for key in open_cols}
+        task = Task(**said, reward_spec=policies)
+        before = verified_reward(stage, initial, expected, run.calls, policies)
+    task.metadata = task_metadata(stage, seed=seed, level=level, seed_chain=seed_chain, chain=run.tools,
+                                  growth=decided.growth, probes=probes, core=core, kept=kept, rejected=rejected,
+                                  repairs=[], before=before, tokens=0, family=item, instance_seed=iseed)
+    return task

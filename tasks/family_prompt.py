@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
 
 from domains.spec import DomainSpec, State, ToolSchema
 from tasks.prompts import schema_lines, signature
@@ -72,9 +72,13 @@ and one program that solves every instance.
    - "user_profile": {{"name", "persona", "known_info": [...], "unknown_info": [...]}}.
    Vary the people, companies, titles, amounts, dates and wording per seed: lists of 8 or more
    realistic values written in the generator, so that no two instances read alike.
+   Where the user asks for information instead of a change, the program only reads and the dict
+   has a fifth key, "facts": {{label: value}}, what the answer must state, each value as a tool's
+   result holds it (a field of a record, or how many records a list holds).
 2. "program": Python statements that solve any instance. call(tool, **arguments) runs a tool and
    returns its JSON result; params is the instance's params. Records are looked up with the tools
-   by values in params; ids come from earlier results, never literals. It must change the database.
+   by values in params; ids come from earlier results, never literals. It must change the database
+   (unless the instances have facts).
 
 The clock reads {now}. Every instance is checked by execution: its rows loaded, the program run on
 them, distractors added and proven harmless, the reward checked; the first failure comes back to you.
@@ -114,6 +118,7 @@ class Drawn(BaseModel):
     params: dict[str, Any]
     instruction: str = Field(min_length=8)
     user_profile: dict[str, Any]
+    facts: dict[str, StrictStr | StrictInt | StrictFloat] | None = Field(None, min_length=1)
 
     @field_validator("rows")
     @classmethod
@@ -128,7 +133,7 @@ def drawn(raw: object) -> Drawn:
     """The generator's result as a `Drawn`, or a ValueError that says what is wrong with it."""
     if not isinstance(raw, dict):
         raise ValueError(f"instance() returned {type(raw).__name__}, not a dict with rows, params, instruction "
-                         "and user_profile")
+                         "and user_profile (and facts)")
     try:
         return Drawn.model_validate(raw)
     except ValueError as error:

@@ -152,7 +152,6 @@ def test_what_a_generator_prints_does_not_disturb_its_answer():
     assert run_generator(noisy, 7, 2)[0]["level"] == 2
 
 
-@pytest.mark.slow
 def test_a_recorded_family_run_replays_offline_byte_identically(tmp_path, monkeypatch):
     import tasks.__main__ as stage_main
     out = tmp_path / "job_seeking"
@@ -174,3 +173,44 @@ def test_a_recorded_family_run_replays_offline_byte_identically(tmp_path, monkey
     assert replayed["built"] == 2
     assert {p.name: p.read_bytes() for p in sorted((out / "tasks").iterdir())} == written
     assert {"fam_001_1.json", "fam_001_3.json", "index.json", "README.md"} <= set(written)
+
+
+ASKING = '''
+COMPANIES = ["Lumen Analytics", "Orbit Labs", "Quill Health", "Nimbus Freight", "Vela Robotics", "Tessellate"]
+TITLES = ["Data Engineer", "Product Designer", "Backend Developer", "QA Analyst", "UX Researcher"]
+
+def instance(rng, level):
+    company, title = rng.choice(COMPANIES), rng.choice(TITLES)
+    status, priority = rng.choice(["submitted", "under_review", "interviewing"]), rng.randint(1, 5)
+    row = {"application_id": "APP-0001", "applicant_name": "Mei Lin", "email": "mei.lin@example.com",
+           "job_title": title, "company_name": company, "status": status, "priority_level": priority,
+           "created_at": "2025-02-10T10:00:00"}
+    return {"rows": {"job_application": [row]}, "params": {"company": company, "title": title},
+            "instruction": rng.choice([f"Where does my {title} application at {company} stand, and what priority did I give it?",
+                                       f"Quick check on {company} ({title}): its status and my priority for it?"]),
+            "user_profile": {"name": "Mei Lin", "known_info": [company, title], "unknown_info": ["status", "priority"]},
+            "facts": FACTS}
+'''
+READ = '''apps = call("search_apps_by_keyword", keyword=params["company"])["applications"]
+app = [a for a in apps if a["job_title"] == params["title"]][0]
+call("get_application_details", application_id=app["application_id"])
+'''
+
+
+def test_an_answer_family_yields_answer_instances_whose_facts_are_what_the_tools_returned(env):
+    source = ASKING.replace("FACTS", '{"status": status, "priority": priority}')
+    built = build_family(stage(env, {"tasks/fam_001.family/0": family(source, READ)}), "fam_001", 0, 1, 2)
+    assert len(built.tasks) == 2
+    task = built.tasks[0]
+    row = task.initial_state["job_application"][0]
+    assert task.kind == "answer" and {f.label: f.value for f in task.facts} == {
+        "status": row["status"], "priority": row["priority_level"]}
+    assert all(f.source.startswith(("1.search_apps_by_keyword", "2.get_application_details")) for f in task.facts)
+    assert task.metadata.reward_before < 1.0  # an episode that states nothing
+
+
+def test_an_answer_instance_whose_fact_no_tool_returned_is_dropped(env):
+    source = ASKING.replace("FACTS", '{"status": "on hold"}')
+    with pytest.raises(Dropped) as dropped:
+        build_family(stage(env, {"tasks/fam_001.family/0": family(source, READ)}, attempts=1), "fam_001", 0, 1, 1)
+    assert dropped.value.reason == "facts" and "'on hold'" in dropped.value.detail
