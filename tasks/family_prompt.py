@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator, model_validator
 
 from domains.spec import DomainSpec, State, ToolSchema
 from tasks.prompts import schema_lines, signature
@@ -93,20 +93,17 @@ class Family(BaseModel):
     generator: str = Field(description="Python source defining instance(rng, level) -> dict")
     program: str = Field(description="Python statements over call(tool, **arguments) and params")
 
-    @field_validator("generator")
-    @classmethod
-    def _defines_instance(cls, source: str) -> str:
-        tree = ast.parse(source)
+    @model_validator(mode="after")
+    def _code_runs(self) -> Family:
+        try:
+            compile(self.program, "<chain>", "exec", dont_inherit=True)
+            tree = ast.parse(self.generator)
+        except SyntaxError as error:  # a ValueError, so that the gateway re-asks
+            raise ValueError(f"line {error.lineno}: {error.msg}") from None
         found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "instance"]
         if not found or len(found[0].args.args) != 2:
             raise ValueError("the generator must define instance(rng, level) at its top level")
-        return source
-
-    @field_validator("program")
-    @classmethod
-    def _parses(cls, source: str) -> str:
-        compile(source, "<chain>", "exec", dont_inherit=True)
-        return source
+        return self
 
 
 class Drawn(BaseModel):
