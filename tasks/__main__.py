@@ -35,10 +35,12 @@ DEFAULT_N, DEFAULT_SEED, DEFAULT_INSTANCES = 48, 1, 6
 
 
 def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None, answers: int = 0,
-              refusals: int = 0, families: int = 0, instances: int = DEFAULT_INSTANCES) -> dict:
+              refusals: int = 0, families: int = 0, instances: int = DEFAULT_INSTANCES, authored: bool = False) -> dict:
     """Build up to `n` tasks for the domain in `out` and `families` task families of up to `instances`
     verified instances each, then up to `answers` answer tasks and `refusals` refusal tasks from the
-    verified ones (tasks/kinds.py, no model); returns the summary written to report.json."""
+    verified ones (tasks/kinds.py, no model); returns the summary written to report.json. `authored`:
+    the answers are written by hand (a scripted backend), so g(D) comes from the executed search and
+    the distractors from no vocabulary, as when the bundled job_seeking tasks were recorded."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
     graph = from_json((out / "graph.json").read_text())
@@ -47,8 +49,8 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
     dropped: dict[str, list[str]] = {}
     built_families = []
     with Environment(out, workers=2) as env:
-        stage = Stage(spec, graph, llm, env, feasibility=oracle_for(llm, env), log=log,
-                      vocabulary=recorded_or_asked(llm, spec))
+        stage = Stage(spec, graph, llm, env, feasibility=None if authored else oracle_for(llm, env), log=log,
+                      vocabulary=None if authored else recorded_or_asked(llm, spec))
         try:
             for i in range(n):
                 task_id = f"task_{i + 1:03d}"
