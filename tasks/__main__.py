@@ -7,12 +7,14 @@ model that transcript is replayed, so a bundled domain rebuilds the same bytes o
 model, the expansion gate's g(D) comes from an LLM oracle agent (tasks/oracle.py), replayed with
 the rest; without one, and in transcripts recorded before it, from the executed search. With
 `--families`, each family is one model-written generator whose instances are verified one by one
-(tasks/family.py).
+(tasks/family.py). A recorded run that built families or derived tasks leaves its options in
+tasks/options.json, and a replay takes them as its defaults, so it rebuilds the same tasks.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -32,6 +34,23 @@ from tasks.vocabulary import recorded_or_asked
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 DEFAULT_N, DEFAULT_SEED, DEFAULT_INSTANCES = 48, 1, 6
+OPTIONS = "options.json"  # beside the transcript: what a recorded run built beyond its task slots
+
+
+def recorded_options(out: Path) -> dict:
+    path = out / "tasks" / OPTIONS
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _remember(out: Path, options: dict) -> None:
+    """Keep a recording's options for its replays; none where it built no family and derived no
+    task, so that the domains recorded before there were options keep their files."""
+    path = out / "tasks" / OPTIONS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if options["families"] or options["answers"] or options["refusals"]:
+        path.write_text(json.dumps(options, indent=1, sort_keys=True) + "\n")
+    else:
+        path.unlink(missing_ok=True)
 
 
 def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None, answers: int = 0,
@@ -42,6 +61,9 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
     the answers are written by hand (a scripted backend), so g(D) comes from the executed search and
     the distractors from no vocabulary, as when the bundled job_seeking tasks were recorded."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    if not llm.replaying:
+        _remember(out, {"n": n, "seed": seed, "families": families, "instances": instances, "answers": answers,
+                        "refusals": refusals})
     spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
     graph = from_json((out / "graph.json").read_text())
     started = time.perf_counter()
@@ -88,21 +110,26 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tasks", description=__doc__)
     parser.add_argument("name")
-    parser.add_argument("--n", type=int, default=DEFAULT_N, help=f"task slots to try (default {DEFAULT_N})")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--n", type=int, help=f"task slots to try (default {DEFAULT_N})")
+    parser.add_argument("--seed", type=int)
     parser.add_argument("--model", default=None, help="litellm model string; without it the transcript is replayed")
-    parser.add_argument("--families", type=int, default=0,
-                        help="task families to build: one model-written generator each (default 0)")
-    parser.add_argument("--instances", type=int, default=DEFAULT_INSTANCES,
+    parser.add_argument("--families", type=int, help="task families to build: one model-written generator each (default 0)")
+    parser.add_argument("--instances", type=int,
                         help=f"instances to draw and verify per family (default {DEFAULT_INSTANCES})")
-    parser.add_argument("--answers", type=int, default=0,
+    parser.add_argument("--answers", type=int,
                         help="answer tasks to derive from the verified tasks' reads (no model; default 0)")
-    parser.add_argument("--refusals", type=int, default=0,
+    parser.add_argument("--refusals", type=int,
                         help="refusal tasks to derive from calls the policy forbids (no model; default 0)")
     args = parser.parse_args(argv)
+    out = DOMAINS / args.name
+    # a replay rebuilds what was recorded; what the command line says still wins
+    defaults = {"n": DEFAULT_N, "seed": DEFAULT_SEED, "families": 0, "instances": DEFAULT_INSTANCES, "answers": 0,
+                "refusals": 0} | ({} if args.model or not valid_name(args.name) else recorded_options(out))
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
     if args.families and args.instances < 1:
         parser.error("--instances must be at least 1")
-    out = DOMAINS / args.name
     if not valid_name(args.name) or not (out / "graph.json").is_file():
         print(f"worldsmith: no built domain {args.name!r} with a tool graph: run `make domain NAME={args.name}` first",
               file=sys.stderr)

@@ -116,4 +116,99 @@ app = [a for a in apps if a["job_title"] == params["title"]][0]
 call("get_application_details", application_id=app["application_id"])
 '''}
 
-FAMILIES = [PRIORITY, NOTE, DEADLINE, STATUS]
+INTERVIEW = {"goal": "put an interview the employer set up in the tracker", "generator": VALUES + '''
+KINDS = ["phone_screening", "technical_interview", "behavioral_interview", "onsite_interview", "final_interview"]
+PLACES = ["Video call", "Phone", "Head office, 4th floor", "Downtown office", "Zoom link from the recruiter"]
+
+def instance(rng, level):
+    name, email = person(rng)
+    company, title = rng.choice(COMPANIES), rng.choice(TITLES)
+    kind, place = rng.choice(KINDS), rng.choice(PLACES)
+    when = f"2025-03-{rng.randint(4, 27):02d}T{rng.randint(9, 16):02d}:30"
+    interviewer = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+    stage = kind if level >= 2 else None  # a higher level also records the hiring stage
+    words = kind.replace("_", " ")
+    then = f" and mark that it reached the {words} stage" if stage else ""
+    return {"rows": {"job_application": applications(rng, name, email, [company], title, "under_review")},
+            "params": {"company": company, "title": title, "kind": kind, "when": when, "interviewer": interviewer,
+                       "place": place, "stage": stage},
+            "instruction": rng.choice([
+                f"{company} set up a {words} for my {title} application: {when} with {interviewer}, {place}. "
+                f"Please add it{then}.",
+                f"Schedule my {words} with {interviewer} at {company} ({title}) for {when}, location: {place}{then}."]),
+            "user_profile": {"name": name, "persona": "a job seeker who just got an invitation",
+                             "known_info": [email, company, title, when, interviewer, place],
+                             "unknown_info": ["application ids"]}}
+''', "program": '''apps = call("search_apps_by_keyword", keyword=params["company"])["applications"]
+app = [a for a in apps if a["job_title"] == params["title"]][0]
+call("schedule_interview", application_id=app["application_id"], interview_type=params["kind"],
+     interview_date=params["when"], interviewer_name=params["interviewer"], interview_location=params["place"])
+if params["stage"]:
+    call("add_application_stage", application_id=app["application_id"], stage_name=params["stage"])
+'''}
+
+WITHDRAW = {"goal": "withdraw some of one's applications", "generator": VALUES + '''
+def instance(rng, level):
+    name, email = person(rng)
+    companies, title = rng.sample(COMPANIES, level), rng.choice(TITLES)
+    where = " and ".join(companies)
+    return {"rows": {"job_application": applications(rng, name, email, companies, title, rng.choice(
+                ["submitted", "under_review"]))},
+            "params": {"companies": companies, "title": title},
+            "instruction": rng.choice([
+                f"I accepted another job, please withdraw my {title} applications at {where}.",
+                f"Pull my {title} application at {where}; I'm no longer interested.",
+                f"Withdraw {where} ({title}) for me, please."]),
+            "user_profile": {"name": name, "persona": "a job seeker who has settled elsewhere",
+                             "known_info": [email, title, *companies], "unknown_info": ["application ids"]}}
+''', "program": EACH + '''    call("withdraw_application", application_id=app["application_id"])
+'''}
+
+OFFER = {"goal": "ask what an offer holds", "generator": VALUES + '''
+def instance(rng, level):
+    name, email = person(rng)
+    companies, title = rng.sample(COMPANIES, level), rng.choice(TITLES)
+    rows = applications(rng, name, email, companies, title, "offer_received")
+    offers = [{"offer_id": f"OFR-{i + 1:04d}", "application_id": row["application_id"], "offer_status": "pending",
+               "received_date": "2025-02-24", "base_salary": float(rng.randrange(70000, 160000, 2500)),
+               "salary_currency": "USD", "start_date": f"2025-04-{rng.randint(1, 28):02d}",
+               "response_deadline": f"2025-03-{rng.randint(8, 20):02d}"} for i, row in enumerate(rows)]
+    company, offer = companies[0], offers[0]
+    return {"rows": {"job_application": rows, "job_offer": offers}, "params": {"company": company, "title": title},
+            "instruction": rng.choice([
+                f"What base salary did {company} offer me for the {title} job, and when would I start?",
+                f"Remind me of the {company} offer ({title}): the salary and the start date?",
+                f"I'm {name}. For the {title} offer from {company}, what's the pay and the start date?"]),
+            "user_profile": {"name": name, "persona": "a job seeker weighing offers", "known_info": [email, company, title],
+                             "unknown_info": ["base salary", "start date"]},
+            "facts": {"base salary": offer["base_salary"], "start date": offer["start_date"]}}
+''', "program": '''apps = call("search_apps_by_keyword", keyword=params["company"])["applications"]
+app = [a for a in apps if a["job_title"] == params["title"]][0]
+call("get_application_offer", application_id=app["application_id"])
+'''}
+
+NEXT_INTERVIEW = {"goal": "ask when and with whom an interview is", "generator": VALUES + '''
+def instance(rng, level):
+    name, email = person(rng)
+    company, title = rng.choice(COMPANIES), rng.choice(TITLES)
+    rows = applications(rng, name, email, [company], title, "interviewing")
+    interviews = [{"interview_id": f"INT-{i + 1:04d}", "application_id": "APP-0001", "interview_type": kind,
+                   "interview_date": f"2025-03-{rng.randint(4 + 8 * i, 10 + 8 * i):02d}T{rng.randint(9, 16):02d}:00:00",
+                   "interviewer_name": f"{rng.choice(FIRST)} {rng.choice(LAST)}", "interview_location": "Video call",
+                   "interview_status": "scheduled", "created_at": "2025-02-20T09:00:00"}
+                  for i, kind in enumerate(["phone_screening", "technical_interview", "final_interview"][:level])]
+    first = interviews[0]
+    return {"rows": {"job_application": rows, "interview_schedule": interviews},
+            "params": {"company": company, "title": title},
+            "instruction": rng.choice([
+                f"When is my first interview for the {title} role at {company}, and who is it with?",
+                f"Who am I meeting first at {company} for {title}, and on what date?"]),
+            "user_profile": {"name": name, "persona": "a nervous candidate", "known_info": [email, company, title],
+                             "unknown_info": ["interview date", "interviewer"]},
+            "facts": {"interviewer": first["interviewer_name"], "interview date": first["interview_date"]}}
+''', "program": '''apps = call("search_apps_by_keyword", keyword=params["company"])["applications"]
+app = [a for a in apps if a["job_title"] == params["title"]][0]
+call("get_application_interviews", application_id=app["application_id"])
+'''}
+
+FAMILIES = [PRIORITY, NOTE, STATUS, DEADLINE, INTERVIEW, OFFER, WITHDRAW, NEXT_INTERVIEW]
