@@ -1,9 +1,9 @@
 """Tokens per verified task of a scripted family run on job_seeking, offline: `python -m bench families`.
 
-The task stage runs in a copy of the domain with `--families 4 --instances 6`, its family requests
-answered by the hand-written families of domains/job_seeking/families.py (a change family for each
-of priority, note and deadline, an answer family for status), the gate and the reward policies by
-fixed answers. Tokens are the gateway's count of every prompt and completion (the offline count
+The task stage runs in a copy of the domain with `--families 8 --instances 6`, its family requests
+answered by the eight hand-written families of domains/job_seeking/families.py (changes: priority,
+note, deadline, interview, withdrawal; questions: status, offer, next interview), the gate and the
+reward policies by fixed answers. Tokens are the gateway's count of every prompt and completion (the offline count
 that scripted answers get), over the verified tasks. g(D) comes from the executed search and the
 distractors use no vocabulary, as in job_seeking's recorded run: no oracle request is counted.
 """

@@ -1,4 +1,5 @@
-"""`python -m domains.job_seeking.author_tasks [--n N] [--seed S]`: record job_seeking's task transcript.
+"""`python -m domains.job_seeking.author_tasks [--n N] [--seed S] [--families F --instances M] [--answers A]
+[--refusals R]`: record job_seeking's task transcript.
 
 The bundled domains ship without a model, so their task-stage answers are authored: this
 module stands in for the model, answering each real prompt of the stage (a scripted backend,
@@ -8,6 +9,12 @@ answers the gate and reward-policy questions from the numbers in the prompt. A f
 answers are deliberately wrong (a misspelt lookup, a dangling foreign key, a leaked record id)
 so that the recorded run shows the stage repairing them. Everything is recorded through the
 gateway into domains/job_seeking/tasks/transcript.jsonl, which `make tasks` then replays.
+
+Task families are answered with the hand-written families of domains/job_seeking/families.py, in
+turn; a few first answers misspell a tool, so that the run shows a family repaired. With families
+or derived tasks, the steps already recorded are kept (their tasks keep their bytes) and only the
+new ones are authored. As when the tasks were first recorded, g(D) comes from the executed search
+and the distractors from no vocabulary.
 """
 
 from __future__ import annotations
@@ -19,8 +26,9 @@ import sys
 
 from faker import Faker
 
+from domains.job_seeking.families import FAMILIES
 from llm import LLM, StepKey, Transcript, count_tokens
-from tasks.__main__ import DEFAULT_N, DEFAULT_SEED, DOMAINS, run_stage
+from tasks.__main__ import DEFAULT_INSTANCES, DEFAULT_N, DEFAULT_SEED, DOMAINS, run_stage
 
 STAMP = "2025-02-10T10:00:00"
 
@@ -293,6 +301,12 @@ class AuthorBackend:
                    "unknown_info": "record ids; the user refers to applications by company and job title"}
         return {"draft": draft, "instruction": said, "user_profile": profile}
 
+    def family(self, task, n, attempt, prompt):
+        chosen = dict(FAMILIES[(n - 1) % len(FAMILIES)])
+        if attempt == 0 and n % 9 == 4:  # a misspelt tool: the first instance fails and the family is repaired
+            chosen["program"] = chosen["program"].replace('call("search_apps_by_keyword"', 'call("search_applications"')
+        return chosen
+
     def reward(self, task, n, attempt, prompt):
         columns = re.search(r"these columns: (.*)\.$", prompt).group(1).split(", ")
         return {"policies": {c: "semantic" if c.endswith(("_reason", "_notes")) else "hard" for c in columns}}
@@ -303,13 +317,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", nargs="?", default="job_seeking", help="the folder under domains/ (default job_seeking)")
     parser.add_argument("--n", type=int, default=DEFAULT_N)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--families", type=int, default=0)
+    parser.add_argument("--instances", type=int, default=DEFAULT_INSTANCES)
+    parser.add_argument("--answers", type=int, default=0)
+    parser.add_argument("--refusals", type=int, default=0)
     args = parser.parse_args(argv)
     out = DOMAINS / args.name
     transcript = Transcript(out / "tasks" / "transcript.jsonl")
-    transcript.clear()
+    if not (args.families or args.answers or args.refusals):
+        transcript.clear()
     llm = LLM(AuthorBackend(), transcript)
     try:
-        summary = run_stage(out, llm, args.n, args.seed)
+        summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals,
+                            families=args.families, instances=args.instances, authored=True)
     finally:
         transcript.save()
     print(json.dumps(summary, indent=1), file=sys.stderr)
