@@ -12,8 +12,8 @@ gateway into domains/job_seeking/tasks/transcript.jsonl, which `make tasks` then
 
 Task families are answered with the hand-written families of domains/job_seeking/families.py, in
 turn; a few first answers misspell a tool, so that the run shows a family repaired. With families
-or derived tasks, the steps already recorded are kept (their tasks keep their bytes) and only the
-new ones are authored. As when the tasks were first recorded, g(D) comes from the executed search
+or derived tasks, the steps already recorded are answered as they were (their tasks keep their
+bytes) and only the new ones are authored. As when the tasks were first recorded, g(D) comes from the executed search
 and the distractors from no vocabulary.
 """
 
@@ -251,11 +251,15 @@ class AuthorBackend:
 
     model = "authored"
 
-    def __init__(self):
+    def __init__(self, recorded: dict[str, dict] | None = None):
         self.picked: dict[str, object] = {}
         self.used: dict[object, int] = {}
+        self.recorded = recorded or {}  # steps kept from the transcript: answered as they were
 
     def complete(self, key: StepKey, turn: int, messages: list[dict]) -> tuple[str, dict]:
+        kept = self.recorded.get(f"{key}#{turn}" if turn else str(key))
+        if kept is not None:  # the same answer and usage, whatever the prompt has become since
+            return kept["response"], kept["usage"]
         prompt = messages[-1]["content"] if turn == 0 else messages[1]["content"]
         task, _, step = key.item.partition(".")
         n = int(task.split("_")[1])
@@ -324,9 +328,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = DOMAINS / args.name
     transcript = Transcript(out / "tasks" / "transcript.jsonl")
-    if not (args.families or args.answers or args.refusals):
-        transcript.clear()
-    llm = LLM(AuthorBackend(), transcript)
+    recorded = dict(transcript.entries) if args.families or args.answers or args.refusals else {}
+    transcript.clear()
+    llm = LLM(AuthorBackend(recorded), transcript)
     try:
         summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals,
                             families=args.families, instances=args.instances, authored=True)
