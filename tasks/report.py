@@ -95,7 +95,9 @@ def report_page(spec: DomainSpec, tasks: list[Task], summary: dict, dropped: dic
              "rejected because they changed the outcome",
              f"- LLM tokens: {summary['tokens']} in all, {summary['tokens_per_task']} per verified task",
              *([f"- kinds: {', '.join(f'{k}: {v}' for k, v in summary['kinds'].items())} (answer and refusal tasks "
-                "are derived from the verified change tasks without a model)"] if "kinds" in summary else []),
+                "are derived from the verified change tasks without a model"
+                + ("; a family's instances with facts are answer tasks too" if "families" in summary else "") + ")"]
+               if "kinds" in summary else []),
              *(_family_lines(summary["families"]) if "families" in summary else []), "",
              "| task | level | calls | distractor rows | subgraph tools | c(H) | instruction |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
