@@ -8,7 +8,7 @@ model, the expansion gate's g(D) comes from an LLM oracle agent (tasks/oracle.py
 the rest; without one, and in transcripts recorded before it, from the executed search. With
 `--families`, each family is one model-written generator whose instances are verified one by one
 (tasks/family.py). A recorded run that built families or derived tasks leaves its options in
-tasks/options.json, and a replay takes them as its defaults, so it rebuilds the same tasks.
+tasks/options.jsonl, and a replay takes them as its defaults, so it rebuilds the same tasks.
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ from tasks.vocabulary import recorded_or_asked
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 DEFAULT_N, DEFAULT_SEED, DEFAULT_INSTANCES = 48, 1, 6
-OPTIONS = "options.json"  # beside the transcript: what a recorded run built beyond its task slots
+# Beside the transcript: what a recorded run built beyond its task slots, one JSON line (not a
+# .json file, which readers of the folder take for a task).
+OPTIONS = "options.jsonl"
 
 
 def recorded_options(out: Path) -> dict:
@@ -48,7 +50,7 @@ def _remember(out: Path, options: dict) -> None:
     path = out / "tasks" / OPTIONS
     path.parent.mkdir(parents=True, exist_ok=True)
     if options["families"] or options["answers"] or options["refusals"]:
-        path.write_text(json.dumps(options, indent=1, sort_keys=True) + "\n")
+        path.write_text(json.dumps(options, sort_keys=True) + "\n")
     else:
         path.unlink(missing_ok=True)
 
