@@ -4,6 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 UV     := $(VENV)/bin/uv
 NAME   ?= job_seeking
+# verify, tasks, eval and export take several domains too: NAME=a,b, a set (set_a, set_b) or all;
+# pipeline.universe then runs each domain as a process of its own, JOBS at once, and keeps each result.
+NAMES  ?= all
 MODEL  ?=
 TASK   ?=
 # A model per role, each defaulting to MODEL: the steps of that role go to it (llm/roles.py ROLES).
@@ -18,7 +21,7 @@ export TOKENIZERS_PARALLELISM := false
 # otherwise from the PyTorch CPU index; never the CUDA build from PyPI.
 TORCH_SOURCE := $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),--extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
 
-.PHONY: env trainers-env confinement domain graph verify test test-fast lint bench serve eval clean-env
+.PHONY: env trainers-env confinement domain universe graph verify test test-fast lint bench serve eval clean-env
 
 env: $(VENV)/.installed confinement
 
@@ -49,6 +52,11 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 domain: env
 	$(PY) -m pipeline "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
+# Many domains at once: NAMES (default all) rebuilt offline from their transcripts, or built with MODEL;
+# JOBS at once (default half the cores); a summary of what passed and failed at the end.
+universe: env
+	$(PY) -m pipeline.universe "$(NAMES)" $(if $(MODEL),--model $(MODEL)) $(if $(JOBS),--jobs $(JOBS))
+
 graph: env
 	$(PY) -m graph "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
@@ -56,10 +64,12 @@ graph: env
 # (default none, 6), SEED (default 1); see tasks/.
 .PHONY: tasks
 tasks: env
-	$(PY) -m tasks "$(NAME)" $(if $(N),--n $(N)) $(if $(FAMILIES),--families $(FAMILIES)) $(if $(INSTANCES),--instances $(INSTANCES)) $(if $(SEED),--seed $(SEED)) $(if $(MODEL),--model $(MODEL))
+	$(PY) -m pipeline.universe "$(NAME)" --run tasks $(if $(MODEL),--model $(MODEL)) $(if $(JOBS),--jobs $(JOBS)) \
+		-- $(if $(N),--n $(N)) $(if $(FAMILIES),--families $(FAMILIES)) $(if $(INSTANCES),--instances $(INSTANCES)) \
+		$(if $(SEED),--seed $(SEED))
 
 verify: env
-	$(PY) -m pytest -q domains/$(NAME)/tests
+	$(PY) -m pipeline.universe "$(NAME)" --run verify $(if $(JOBS),--jobs $(JOBS))
 
 # Every test, each under pytest-timeout's per-test limit (pyproject.toml).
 test: env trainers-env
@@ -83,16 +93,18 @@ serve: env
 # Agents scored on every task: built-in agents offline, or MODEL (and USER_MODEL for the simulated user).
 K ?= 4
 CONCURRENCY ?= 16
-EVAL_ARGS = $(if $(MODEL),--model $(MODEL)) $(if $(USER_MODEL),--user-model $(USER_MODEL)) \
+EVAL_ARGS = $(if $(USER_MODEL),--user-model $(USER_MODEL)) \
 	$(if $(AGENT),--agent $(AGENT)) $(if $(VIA),--via $(VIA)) $(if $(RUN_ID),--run-id $(RUN_ID))
 eval: env
-	$(PY) -m rollouts "$(NAME)" -k $(K) --concurrency $(CONCURRENCY) $(strip $(EVAL_ARGS))
+	$(PY) -m pipeline.universe "$(NAME)" --run eval $(if $(MODEL),--model $(MODEL)) $(if $(JOBS),--jobs $(JOBS)) \
+		-- -k $(K) --concurrency $(CONCURRENCY) $(strip $(EVAL_ARGS))
 
 # Tasks in trainers' formats: FORMAT=hf|verl|skyrl|tau2|awm|all, into exports/<name>/<format>/ (or OUT/<format>/).
+# Several domains make one dataset with a domain column; HOLDOUT=names|set: their tasks are the test split.
 FORMAT ?= all
 .PHONY: export
 export: env trainers-env
-	$(PY) -m export "$(NAME)" --format $(FORMAT) $(if $(OUT),--out $(OUT)) $(if $(BASE_URL),--base-url $(BASE_URL))
+	$(PY) -m export "$(NAME)" --format $(FORMAT) $(if $(HOLDOUT),--holdout $(HOLDOUT)) $(if $(OUT),--out $(OUT)) $(if $(BASE_URL),--base-url $(BASE_URL))
 
 clean-env:
 	rm -rf $(VENV)

@@ -96,7 +96,9 @@ CODE_CONVENTIONS = """Tool code conventions (the code runs in a sandbox against 
   datetime.datetime, None where nullable and unset) and: NotFound,
   InvalidInput, Conflict, PreconditionFailed (raise these, with a message naming the argument or record),
   now(session) / today(session) (the episode clock: never datetime.now()), next_id(session, Model)
-  (the next generated primary key), parse_date(value, field), parse_datetime(value, field),
+  (the next generated primary key), parse_date(value, field), parse_datetime(value, field) (each
+  accepts what Python's fromisoformat reads, e.g. 2025-03-11, 20250311, 2025-03-11T15:00 and
+  2025-03-11 15:00; where a contract wants one exact format, check it yourself),
   get_or_raise(session, Model, key) (raises NotFound), to_dict(row) (JSON-ready dict of a row).
 - Before the tool runs, argument validation has checked the call against the parameters' JSON Schema:
   every required parameter is given and no unknown one; each value has its declared type exactly (an
@@ -137,7 +139,7 @@ columns are copied (write null to clear one). `like` is for the fixture and setu
   parameter's enum before the tool runs, so a case with one of those tests nothing of the tool.
 Generated keys follow next_id: PREFIX-0001 upward past the highest existing key; timestamps come from
 the episode clock (`now`, default """ + DEFAULT_NOW + """; set `now` on a case only to move it). Case names
-are snake_case and unique.
+are unique snake_case: a lowercase letter, then lowercase letters, digits or underscores.
 Example answer: {"fixture": {"book": [{"book_id": "BK-0001", "title": "Dune", "status": "unread"}, {"like":
 "BK-0001", "book_id": "BK-0002", "title": "Emma"}]},
 "cases": [{"name": "marks_read", "kind": "success", "arguments": {"book_id": "BK-0001"}, "expect_return":

@@ -30,18 +30,21 @@ def ground_truth(source: DomainSource, task) -> str:
                   "reference_solution": [call.model_dump() for call in task.reference_solution], **answer_side(task)})
 
 
-def export_rows(source: DomainSource, out: Path, base_url: str, *, runner: dict, reward: tuple[str, str],
-                extra_info: Callable[[dict], dict], split: str = "train") -> list[Path]:
-    """One row per task into out/data/: `runner` holds the keys that say how the trainer runs a row,
-    `reward` is (the reward field, its key naming the rule style), `extra_info(binding)` the
-    format's own bindings."""
+def episode_rows(source: DomainSource, base_url: str, *, runner: dict, reward: tuple[str, str],
+                 extra_info: Callable[[dict], dict], split: str = "train") -> list[dict]:
+    """One row per task: `runner` holds the keys that say how the trainer runs a row, `reward` is
+    (the reward field, its key naming the rule style), `extra_info(binding)` the format's own bindings."""
     field, style = reward
-    rows = [{
+    return [{
         "data_source": source.data_source,
         "prompt": source.prompt(task),
         **runner,
         field: {style: "rule", "ground_truth": ground_truth(source, task)},
         "extra_info": {"split": split, "index": index, **extra_info(binding(source, task, base_url))},
     } for index, task in enumerate(source.tasks)]
-    jsonl = write_jsonl(out / "data" / "train.jsonl", rows)
-    return [write_parquet(out / "data" / "train.parquet", jsonl), jsonl]
+
+
+def write_rows(out: Path, rows: list[dict], split: str = "train") -> list[Path]:
+    """The rows as out/data/<split>.parquet and out/data/<split>.jsonl."""
+    jsonl = write_jsonl(out / "data" / f"{split}.jsonl", rows)
+    return [write_parquet(out / "data" / f"{split}.parquet", jsonl), jsonl]

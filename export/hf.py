@@ -66,13 +66,21 @@ def kind_columns(task) -> dict:
     return {"kind": task.kind, "facts": dumps(side.get("facts")), "policy_rule": dumps(side.get("policy_rule"))}
 
 
-def export(source: DomainSource, out: Path, **_options) -> list[Path]:
+def has_kinds(source: DomainSource) -> bool:
+    return any(task.kind != "change" for task in source.tasks)
+
+
+def rows(source: DomainSource, _base_url: str = "", kinds: bool | None = None) -> list[dict]:
     # Every row has the kind columns when any task is not a change task (parquet reads one schema).
-    kinds = any(task.kind != "change" for task in source.tasks)
-    rows = [{**row(source, task), **(kind_columns(task) if kinds else {})} for task in source.tasks]
-    jsonl = write_jsonl(out / "data" / "train.jsonl", rows)
+    kinds = has_kinds(source) if kinds is None else kinds
+    return [{**row(source, task), **(kind_columns(task) if kinds else {})} for task in source.tasks]
+
+
+def export(source: DomainSource, out: Path, **_options) -> list[Path]:
+    table = rows(source)
+    jsonl = write_jsonl(out / "data" / "train.jsonl", table)
     card = out / "README.md"
-    card.write_text(CARD.format(name=source.name, description=source.spec.description, count=len(rows),
+    card.write_text(CARD.format(name=source.name, description=source.spec.description, count=len(table),
                                 tools=len(source.tools)))
     policy = out / "policy.md"
     policy.write_text(source.policy)

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from export.episode_rows import export_rows
+from export.episode_rows import episode_rows, write_rows
 from export.source import DomainSource
 
 ENV_CLASS = "worldsmith"
 
 
+def rows(source: DomainSource, base_url: str) -> list[dict]:
+    return episode_rows(source, base_url, runner={"env_class": ENV_CLASS}, reward=("reward_spec", "method"),
+                        extra_info=lambda bound: bound)
+
+
 def export(source: DomainSource, out: Path, base_url: str, **_options) -> list[Path]:
-    return export_rows(source, out, base_url, runner={"env_class": ENV_CLASS}, reward=("reward_spec", "method"),
-                       extra_info=lambda bound: bound)
+    return write_rows(out, rows(source, base_url))

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from export.episode_rows import export_rows
+from export.episode_rows import episode_rows, write_rows
 from export.source import DomainSource
 
 AGENT_NAME = "tool_agent"
 INTERACTION = "worldsmith"
 
 
-def export(source: DomainSource, out: Path, base_url: str, **_options) -> list[Path]:
+def rows(source: DomainSource, base_url: str) -> list[dict]:
     def extra_info(bound: dict) -> dict:
         return {
             "task_id": bound["task_id"],
@@ -37,5 +37,9 @@ def export(source: DomainSource, out: Path, base_url: str, **_options) -> list[P
             "interaction_kwargs": {"name": INTERACTION, **bound},
         }
 
-    return export_rows(source, out, base_url, runner={"agent_name": AGENT_NAME, "ability": "tool_use"},
-                       reward=("reward_model", "style"), extra_info=extra_info)
+    return episode_rows(source, base_url, runner={"agent_name": AGENT_NAME, "ability": "tool_use"},
+                        reward=("reward_model", "style"), extra_info=extra_info)
+
+
+def export(source: DomainSource, out: Path, base_url: str, **_options) -> list[Path]:
+    return write_rows(out, rows(source, base_url))

@@ -14,15 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+from domains import registry
 from domains.spec import IDENT_HELP, DomainSpec, valid_name
 from graph.build import graph_stage
 from llm import LLM, Transcript, backend_for
 
-DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 
-
-def run(name: str, model: str | None = None, domains: Path = DOMAINS) -> dict:
-    folder = domains / name
+def run(name: str, model: str | None = None, domains: Path | None = None) -> dict:
+    folder = (domains or registry.root()) / name
     spec = DomainSpec.model_validate_json((folder / "spec.json").read_text())
     verified = json.loads((folder / "report.json").read_text())["tools"]["verified"]
     transcript = Transcript(folder / "transcript.jsonl")
@@ -47,7 +46,7 @@ def main() -> int:
     parser.add_argument("name")
     parser.add_argument("--model", default=None, help="litellm model string; omit to replay the transcript")
     args = parser.parse_args()
-    if not valid_name(args.name) or not (DOMAINS / args.name / "report.json").is_file():
+    if not valid_name(args.name) or not (registry.folder(args.name) / "report.json").is_file():
         print(f"worldsmith: no built domain {args.name!r} ({IDENT_HELP}); run `make domain NAME=...` first",
               file=sys.stderr)
         return 2

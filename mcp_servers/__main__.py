@@ -1,8 +1,10 @@
-"""python -m mcp_servers NAME [--task ID] [--transport stdio|http] [--host H] [--port P] [--token T] [--ray]
+"""python -m mcp_servers NAME[,NAME...]|SET|all [--task ID] [--transport stdio|http] [--host H] [--port P] [--token T] [--ray]
 
 stdio: this process is one episode (the task's initial state, or the sample state).
 http:  many episodes, created and closed through the control API (routes: mcp_servers/http_app.py);
-       with --ray, held by Ray actors across a cluster (mcp_servers/ray_service.py).
+       with --ray, held by Ray actors across a cluster (mcp_servers/ray_service.py). Several
+       domains (names separated by commas, a set such as set_b, or all) are served by one
+       server: POST /episodes names the domain (mcp_servers/universe.py).
 
 Two channels. The agent's (stdio, or an episode's MCP URL) serves the tools and the
 instructions only: no task, reference solution, reward or state. The trainer's is the control
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -36,7 +39,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                "http every other route is the trainer's control API and needs 'Authorization: Bearer <token>' "
                f"(--token, ${TOKEN_ENV}, or the token printed to stderr at start); trainer clients read it from "
                f"${TOKEN_ENV}.")
-    parser.add_argument("domain", help="a domain name under domains/, or a path to a domain folder")
+    parser.add_argument("domain", help="a domain name under domains/, or a path to a domain folder; over http also "
+                                       "several: names separated by commas, a set (set_a, set_b) or 'all'")
     parser.add_argument("--task", help="task id (domains/<name>/tasks/<id>.json); default: the sample state")
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
@@ -75,13 +79,16 @@ def main(argv: list[str] | None = None, extra_routes: Callable[[Environment], li
     options = {"call_timeout": args.call_timeout, "max_calls": args.max_calls or None,
                "max_episodes": args.max_episodes, "idle_timeout": args.idle_timeout if args.transport == "http" else None}
     try:
+        names = served_names(args.domain)
+        if len(names) > 1:
+            return _serve_many(args, names, options, token, generated, extra_routes)
         if args.ray and args.transport == "http":
             from mcp_servers.ray_service import RayEnvironment
 
-            env = RayEnvironment(args.domain, actors=args.ray_actors, **options)
+            env = RayEnvironment(names[0], actors=args.ray_actors, **options)
         else:
-            env = Environment(args.domain, **options)
-    except (FileNotFoundError, ValueError, ConfinementUnavailable) as error:
+            env = Environment(names[0], **options)
+    except (FileNotFoundError, ValueError, LookupError, ConfinementUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:
@@ -94,23 +101,13 @@ def main(argv: list[str] | None = None, extra_routes: Callable[[Environment], li
             server = build_server(env, lambda: episode, args.expose_trainer_resources)
             anyio.run(lambda: server.run_stdio_async(show_banner=False, log_level="WARNING"))
         else:
-            import uvicorn
 
             from mcp_servers.http_app import create_app
 
             app = create_app(env, default_task=args.task, token=token,
                              expose_trainer_resources=args.expose_trainer_resources,
                              extra_routes=extra_routes(env) if extra_routes else ())
-            print(f"serving {env.name} ({len(env.tools)} tools) at http://{args.host}:{args.port}; "
-                  f"POST /episodes to start an episode", file=sys.stderr)
-            if generated:  # to the operator only: stderr, never an MCP stream
-                print(f"control API token (send 'Authorization: Bearer <token>'; trainers read {TOKEN_ENV}): "
-                      f"{token}", file=sys.stderr)
-            if args.expose_trainer_resources:
-                print("warning: --expose-trainer-resources: every episode's MCP URL serves its task, reward and "
-                      "state", file=sys.stderr)
-            sys.stderr.flush()
-            uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+            _run_http(app, args, f"{env.name} ({len(env.tools)} tools)", token, generated)
     except (UnknownTask, EpisodeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -119,6 +116,52 @@ def main(argv: list[str] | None = None, extra_routes: Callable[[Environment], li
     finally:
         env.close()
     return 0
+
+
+def served_names(domain: str) -> list[str]:
+    """The path given, or the bundled domains a list names (LookupError naming what there is)."""
+    from domains import registry
+
+    if Path(domain, "spec.json").is_file():
+        return [domain]
+    return registry.require_bundled(registry.expand(domain))
+
+
+def _serve_many(args: argparse.Namespace, names: list[str], options: dict, token: str, generated: bool,
+                extra_routes) -> int:
+    """Several domains over http from one server; what only one domain can have is refused."""
+    if args.transport != "http" or args.ray or args.task or extra_routes:
+        what = ("stdio" if args.transport != "http" else "--ray" if args.ray else "--task" if args.task
+                else "this server's extra routes")
+        print(f"error: {what} serves one domain; {len(names)} were named ({', '.join(names)})", file=sys.stderr)
+        return 2
+    from mcp_servers.http_app import create_app
+    from mcp_servers.universe import Universe
+
+    universe = Universe(names, **options)
+    try:
+        app = create_app(universe, token=token, expose_trainer_resources=args.expose_trainer_resources)
+        tools = sum(len(env.tools) for env in universe.environments.values())
+        _run_http(app, args, f"{len(names)} domains ({', '.join(names)}; {tools} tools)", token, generated)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        universe.close()
+    return 0
+
+
+def _run_http(app, args: argparse.Namespace, what: str, token: str, generated: bool) -> None:
+    import uvicorn
+
+    print(f"serving {what} at http://{args.host}:{args.port}; POST /episodes to start an episode", file=sys.stderr)
+    if generated:  # to the operator only: stderr, never an MCP stream
+        print(f"control API token (send 'Authorization: Bearer <token>'; trainers read {TOKEN_ENV}): "
+              f"{token}", file=sys.stderr)
+    if args.expose_trainer_resources:
+        print("warning: --expose-trainer-resources: every episode's MCP URL serves its task, reward and "
+              "state", file=sys.stderr)
+    sys.stderr.flush()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

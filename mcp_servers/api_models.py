@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+DOMAIN_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 MAX_BODY_BYTES = 65_536
 
 
@@ -21,8 +22,11 @@ class _Strict(BaseModel):
 
 
 class CreateEpisode(_Strict):
-    """POST /episodes: both fields optional; no task_id means the server's --task, else the sample state."""
+    """POST /episodes: every field optional; no task_id means the server's --task, else the sample
+    state; no domain, the only one served."""
 
+    domain: str | None = Field(None, pattern=DOMAIN_PATTERN,
+                               description="a served domain (GET /domains); optional when one is served")
     task_id: str | None = Field(None, pattern=ID_PATTERN, description="a task id of the domain")
     episode_id: str | None = Field(None, pattern=ID_PATTERN, description="an id for the new episode; default: random")
 
@@ -65,7 +69,8 @@ class Closed(BaseModel):
 
 class Health(BaseModel):
     ok: bool = Field(description="false while any episode process is being restored or the template is down")
-    domain: str
+    domain: str = Field(description="the served domain, or the served domains' names joined by commas")
+    domains: list[str]
     episodes: int
     tools: int
     restoring: int = Field(description="episodes whose process died and is being replaced")
@@ -74,6 +79,16 @@ class Health(BaseModel):
 
 class TaskList(BaseModel):
     tasks: list[str]
+
+
+class ServedDomain(BaseModel):
+    name: str
+    tools: int
+    tasks: int
+
+
+class DomainList(BaseModel):
+    domains: list[ServedDomain]
 
 
 def parse_body(model: type[BaseModel], body: bytes) -> BaseModel | str:
@@ -101,7 +116,8 @@ def _answer(description: str, model: type[BaseModel] | None = None, schema: dict
 
 def openapi(domain: str, version: str = "1") -> dict:
     """The OpenAPI 3.1 document of the control API (the per-episode MCP endpoint is MCP, not in it)."""
-    models = [CreateEpisode, RewardRequest, Error, EpisodeInfo, CreatedEpisode, EpisodeList, Closed, Health, TaskList]
+    models = [CreateEpisode, RewardRequest, Error, EpisodeInfo, CreatedEpisode, EpisodeList, Closed, Health, TaskList,
+              DomainList]
     components: dict[str, Any] = {}
     for model in models:
         schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -109,6 +125,10 @@ def openapi(domain: str, version: str = "1") -> dict:
         components[model.__name__] = schema
     episode_id = {"name": "episode_id", "in": "path", "required": True, "schema": {"type": "string", "pattern": ID_PATTERN}}
     not_found = _answer("no such episode", Error)
+    domain_query = {"name": "domain", "in": "query", "required": False, "schema": {"type": "string"},
+              "description": "a served domain; optional when one is served"}
+    which_domain = {"400": _answer("several domains are served and none was named", Error),
+                    "404": _answer("no such domain served", Error)}
     state = {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "object"}}}
 
     def episode_get(summary: str, ok: dict, **extra: dict) -> dict:
@@ -117,14 +137,17 @@ def openapi(domain: str, version: str = "1") -> dict:
 
     paths = {
         "/health": {"get": {"summary": "Whether every episode is being served", "responses": {"200": _answer("health", Health)}}},
-        "/tools": {"get": {"summary": "The verified tools as OpenAI function schemas",
-                           "responses": {"200": _answer("tools", schema={"type": "array", "items": {"type": "object"}})}}},
-        "/tasks": {"get": {"summary": "The domain's task ids", "responses": {"200": _answer("task ids", TaskList)}}},
+        "/domains": {"get": {"summary": "The served domains", "responses": {"200": _answer("domains", DomainList)}}},
+        "/tools": {"get": {"summary": "A domain's verified tools as OpenAI function schemas", "parameters": [domain_query],
+                           "responses": {"200": _answer("tools", schema={"type": "array", "items": {"type": "object"}}),
+                                         **which_domain}}},
+        "/tasks": {"get": {"summary": "A domain's task ids", "parameters": [domain_query],
+                           "responses": {"200": _answer("task ids", TaskList), **which_domain}}},
         "/episodes": {
             "post": {"summary": "Start an episode",
                      "requestBody": {"required": False, "content": {"application/json": {"schema": _ref(CreateEpisode)}}},
                      "responses": {"201": _answer("the new episode", CreatedEpisode), "400": _answer("bad body", Error),
-                                   "404": _answer("no such task", Error), "409": _answer("id taken", Error),
+                                   "404": _answer("no such task or domain", Error), "409": _answer("id taken", Error),
                                    "429": _answer("too many open episodes", Error)}},
             "get": {"summary": "The open episodes", "responses": {"200": _answer("episodes", EpisodeList)}},
         },

@@ -9,10 +9,11 @@ it reaches no task, reward or state there. The token is given by `--token` or th
 WORLDSMITH_CONTROL_TOKEN environment variable, else generated at start and printed to stderr.
 
     GET    /openapi.json              the OpenAPI document of this API (models: mcp_servers/api_models.py)
-    GET    /health                    {"ok", "domain", "episodes", "tools", "restoring", "restarts"}
-    GET    /tools                     the verified tools as OpenAI function schemas
-    GET    /tasks                     {"tasks": [task ids]}
-    POST   /episodes                  body {"task_id"?, "episode_id"?} -> 201 {"episode_id", "task_id", "mcp_url",
+    GET    /health                    {"ok", "domain", "domains", "episodes", "tools", "restoring", "restarts"}
+    GET    /domains                   {"domains": [{"name", "tools", "tasks"}]}
+    GET    /tools?domain=             the domain's verified tools as OpenAI function schemas
+    GET    /tasks?domain=             {"tasks": [task ids]}
+    POST   /episodes                  body {"domain"?, "task_id"?, "episode_id"?} -> 201 {"episode_id", "task_id", "mcp_url",
                                       "instruction", "user_profile", ...}; no task_id: the server's --task,
                                       else the sample state
     GET    /episodes                  {"episodes": [info, ...]}
@@ -25,6 +26,10 @@ WORLDSMITH_CONTROL_TOKEN environment variable, else generated at start and print
     DELETE /episodes/{id}             close the episode
     POST   /episodes/{id}/mcp         the episode's MCP endpoint (streamable HTTP, stateless, JSON; no token)
 
+One server may serve several domains (a Universe): `domain` names one, and may be left out
+when only one is served (several and none named: 400; one not served: 404 naming the served
+ones). Each domain has its own MCP server, which answers its episodes' MCP URLs.
+
 Bodies are validated against the published models; errors are JSON {"error": message} with
 400 (bad request), 401 (no or wrong token), 404 (no such episode or task),
 409 (reward unavailable, duplicate id) or 429 (too many open episodes). The MCP endpoint is
@@ -35,12 +40,14 @@ episode is named by the URL, not by the MCP session. Episodes nobody used for th
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import re
 
 import anyio
 from fastmcp.server.dependencies import get_http_request
 from fastmcp.server.http import create_streamable_http_app
+from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -50,6 +57,7 @@ from mcp_servers.api_models import CreateEpisode, RewardRequest, openapi, parse_
 from mcp_servers.control_token import TOKEN_ENV, check_token
 from mcp_servers.runtime import Environment, Episode, EpisodeError, RewardUnavailable, UnknownTask
 from mcp_servers.server import build_server
+from mcp_servers.universe import Universe, UnknownDomain
 
 MCP_PATH = "/episodes/{episode_id}/mcp"
 _MCP_URL = re.compile(r"/episodes/([^/]+)/mcp/?")  # fullmatch only
@@ -68,7 +76,7 @@ class ApiError(Exception):
 
 
 # What each refusal of the runtime answers over HTTP (an ApiError carries its own status).
-_STATUS = {EpisodeError: 404, UnknownTask: 404, RewardUnavailable: 409}
+_STATUS = {EpisodeError: 404, UnknownTask: 404, UnknownDomain: 404, RewardUnavailable: 409}
 
 
 async def _refused(_request: Request, error: Exception) -> JSONResponse:
@@ -104,7 +112,7 @@ class _ControlAuth:
 class _KnownEpisodes:
     """Answers 404 at an unknown episode's MCP URL, before the MCP layer sees the request."""
 
-    def __init__(self, app, env: Environment):
+    def __init__(self, app, env: Environment | Universe):
         self.app, self.env = app, env
 
     async def __call__(self, scope, receive, send):
@@ -119,41 +127,54 @@ class _KnownEpisodes:
         await self.app(scope, receive, send)
 
 
-def create_app(env: Environment, default_task: str | None = None, *, token: str,
+def create_app(served: Environment | Universe, default_task: str | None = None, *, token: str,
                expose_trainer_resources: bool = False, extra_routes: list[Route] = ()):
-    """The ASGI app. `token` guards the control API (at least 16 characters) and every extra route;
-    `default_task` is used by POST /episodes without a task_id; `expose_trainer_resources` (trainers
-    and debugging only) serves the episode:// resources at every episode's MCP URL, to anyone who
-    reaches it; `extra_routes` are served beside the control API (a layer above adds its own, e.g.
-    the simulated user's)."""
+    """The ASGI app over one domain (an Environment) or several (a Universe). `token` guards the
+    control API (at least 16 characters) and every extra route; `default_task` is used by POST
+    /episodes without a task_id; `expose_trainer_resources` (trainers and debugging only) serves
+    the episode:// resources at every episode's MCP URL, to anyone who reaches it; `extra_routes`
+    are served beside the control API (a layer above adds its own, e.g. the simulated user's)."""
 
     check_token(token)
+    universe = served if isinstance(served, Universe) else Universe({served.name: served})
 
     def episode_of(request: Request) -> Episode:
-        return env.get_episode(request.path_params["episode_id"])  # EpisodeError: 404
+        return universe.get_episode(request.path_params["episode_id"])  # EpisodeError: 404
 
-    document = openapi(env.name)
+    def environment_of(domain: str | None) -> Environment:
+        if domain is None and len(universe.names) > 1:
+            raise ApiError(400, f"several domains are served ({', '.join(universe.names)}): name one with 'domain'")
+        return universe.environment(domain)  # UnknownDomain: 404, naming the served ones
+
+    document = openapi(universe.name)
 
     async def openapi_document(_request: Request) -> JSONResponse:
         return JSONResponse(document)
 
     async def health(_request: Request) -> JSONResponse:
-        return JSONResponse({"domain": env.name, "episodes": len(env.episodes()), "tools": len(env.tools),
-                             **env.health()})
+        tools = sum(len(env.tools) for env in universe.environments.values())
+        return JSONResponse({"domain": universe.name, "domains": universe.names,
+                             "episodes": len(universe.episodes()), "tools": tools, **universe.health()})
 
-    async def tools(_request: Request) -> JSONResponse:
-        return JSONResponse(env.openai_tools())
+    async def served_domains(_request: Request) -> JSONResponse:
+        return JSONResponse({"domains": [{"name": name, "tools": len(env.tools), "tasks": len(env.task_ids())}
+                                         for name, env in universe.environments.items()]})
 
-    async def tasks(_request: Request) -> JSONResponse:
-        return JSONResponse({"tasks": env.task_ids()})
+    async def tools(request: Request) -> JSONResponse:
+        return JSONResponse(environment_of(request.query_params.get("domain")).openai_tools())
+
+    async def tasks(request: Request) -> JSONResponse:
+        return JSONResponse({"tasks": environment_of(request.query_params.get("domain")).task_ids()})
 
     async def create_episode(request: Request) -> JSONResponse:
         body = parse_body(CreateEpisode, await request.body())
         if isinstance(body, str):
             raise ApiError(400, body)
+        env = environment_of(body.domain)
         task_id = body.task_id or default_task
         try:
-            episode = await anyio.to_thread.run_sync(env.create_episode, task_id, body.episode_id)
+            episode = await anyio.to_thread.run_sync(
+                lambda: universe.create_episode(task_id, body.episode_id, domain=env.name))
         except EpisodeError as error:
             status = 429 if "are open" in str(error) else 409 if "already exists" in str(error) else 400
             raise ApiError(status, str(error)) from None
@@ -162,7 +183,7 @@ def create_app(env: Environment, default_task: str | None = None, *, token: str,
         return JSONResponse({**episode.info(), "mcp_url": url, **prompt}, status_code=201)
 
     async def list_episodes(_request: Request) -> JSONResponse:
-        return JSONResponse({"episodes": [e.info() for e in env.episodes()]})
+        return JSONResponse({"episodes": [e.info() for e in universe.episodes()]})
 
     async def episode_info(request: Request) -> JSONResponse:
         return JSONResponse(episode_of(request).info())
@@ -196,9 +217,30 @@ def create_app(env: Environment, default_task: str | None = None, *, token: str,
         await anyio.to_thread.run_sync(episode.close)
         return JSONResponse({"episode_id": episode.id, "closed": True})
 
+    # One MCP app per domain (its own tools and instructions; tool names may repeat across
+    # domains); an episode's MCP URL is answered by its domain's.
+    def resolve() -> Episode:
+        return universe.get_episode(get_http_request().path_params["episode_id"])
+
+    mcp_apps = {name: create_streamable_http_app(build_server(env, resolve, expose_trainer_resources), MCP_PATH,
+                                                 json_response=True, stateless_http=True)
+                for name, env in universe.environments.items()}
+
+    async def episode_mcp(scope, receive, send) -> None:
+        episode = universe.get_episode(scope["path_params"]["episode_id"])  # known: checked by _KnownEpisodes
+        await mcp_apps[episode.env.name](scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        async with contextlib.AsyncExitStack() as stack:
+            for mcp_app in mcp_apps.values():
+                await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
+            yield
+
     routes = [
         Route("/openapi.json", openapi_document, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
+        Route("/domains", served_domains, methods=["GET"]),
         Route("/tools", tools, methods=["GET"]),
         Route("/tasks", tasks, methods=["GET"]),
         Route("/episodes", create_episode, methods=["POST"]),
@@ -209,16 +251,19 @@ def create_app(env: Environment, default_task: str | None = None, *, token: str,
         Route("/episodes/{episode_id}/task", episode_task, methods=["GET"]),
         Route("/episodes/{episode_id}/reward", episode_reward, methods=["GET", "POST"]),
         Route("/episodes/{episode_id}/reset", reset_episode, methods=["POST"]),
+        Route(MCP_PATH, _Asgi(episode_mcp), methods=["POST", "DELETE"], name="episode_mcp"),
         *extra_routes,
     ]
-    server = build_server(env, lambda: env.get_episode(get_http_request().path_params["episode_id"]),
-                          expose_trainer_resources)
-    app = create_streamable_http_app(server, MCP_PATH, routes=routes, json_response=True, stateless_http=True,
-                                     middleware=[Middleware(_ControlAuth, token=token),
-                                                 Middleware(_KnownEpisodes, env=env)])
-    for kind in (ApiError, *_STATUS):  # a route raises; one handler answers
-        app.add_exception_handler(kind, _refused)
-    for route in app.routes:  # name the MCP route so that url_for can build each episode's URL
-        if getattr(route, "path", None) == MCP_PATH:
-            route.name = "episode_mcp"
-    return app
+    return Starlette(routes=routes, lifespan=lifespan,
+                     middleware=[Middleware(_ControlAuth, token=token), Middleware(_KnownEpisodes, env=universe)],
+                     exception_handlers={kind: _refused for kind in (ApiError, *_STATUS)})
+
+
+class _Asgi:
+    """An ASGI callable Starlette's Route serves as an app (it calls plain functions as request handlers)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        await self.app(scope, receive, send)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import domains
+from domains import registry
 from domains.db_runtime import DEFAULT_NOW
 from domains.policy import described
 from domains.spec import DomainSpec, State, ToolSchema
@@ -83,16 +83,8 @@ class CallResult:
 
 
 def resolve_domain(domain: str | Path) -> Path:
-    """A domain folder from a name under domains/ or a path to one."""
-    path = Path(domain)
-    if (path / "spec.json").is_file():
-        return path.resolve()
-    if SAFE_ID.match(str(domain)):
-        bundled = Path(domains.__file__).resolve().parent / str(domain)
-        if (bundled / "spec.json").is_file():
-            return bundled
-    raise FileNotFoundError(f"no domain {str(domain)!r}: expected domains/{domain}/spec.json "
-                            f"(build it with `make domain NAME={domain}`) or a path to a domain folder")
+    """A domain folder from a name under the domains root (domains.registry) or a path to one."""
+    return registry.resolve(domain)
 
 
 @dataclass

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 from agents.build import Run, checkpoint_path
+from domains import registry
 from domains.spec import IDENT_HELP, valid_name
 from llm import LLM, Transcript, backend_for
-from pipeline.run import DOMAINS, build_domain, task_stage
+from pipeline.run import build_domain, task_stage
 
 NO_MODEL = """worldsmith: there is no recorded transcript for the domain {name!r}, and no model is configured
 to synthesize it. Set MODEL to any litellm model string and the key its provider needs, for example
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     if not valid_name(args.name):
         print(f"worldsmith: {args.name!r} is not a valid domain name: {IDENT_HELP}", file=sys.stderr)
         return 2
-    out = args.out.resolve() if args.out else DOMAINS / args.name
+    out = args.out.resolve() if args.out else registry.folder(args.name)
     transcript_path = out / "transcript.jsonl"
     if not args.model and not transcript_path.exists():
         print(NO_MODEL.format(name=args.name), file=sys.stderr)
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     code = build_domain(Run(args.name, out, llm, concurrency=args.concurrency, mutation_rounds=gate,
                             with_policy=with_policy), args.fresh, with_graph=not args.no_graph)
     if code == 0 and not args.no_graph:
-        if out != DOMAINS / args.name:  # the task stage reads and writes domains/NAME only
+        if out != registry.folder(args.name):  # the task stage reads and writes domains/NAME only
             print(f"worldsmith: task stage skipped: it runs on domains/{args.name}/, not {out}", file=sys.stderr)
             return code
         code = task_stage(args.name, args.model)

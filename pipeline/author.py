@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from agents.build import Run
+from domains import registry
 from domains.spec import valid_name
 from llm import LLM, ScriptedBackend, Transcript
-from pipeline.run import DOMAINS, build_domain, task_stage
+from pipeline.run import build_domain, task_stage
 
 
 def main(argv: list[str]) -> int:
@@ -24,7 +25,7 @@ def main(argv: list[str]) -> int:
         return 2
     with_graph = "--no-graph" not in argv
     name, *files = [a for a in argv if a != "--no-graph"]
-    out = DOMAINS / name
+    out = registry.folder(name)
     transcript = Transcript(out / "transcript.jsonl")
     answers: dict = {key: entry["response"] for key, entry in transcript.entries.items()}
     for file in files:

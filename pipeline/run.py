@@ -10,15 +10,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 from agents.build import Run, checkpoint_path, run_pipeline, write_json
+from domains import registry
 from domains.report_page import write_report_page
 from domains.spec import DomainSpec
 from graph.build import graph_stage
 from llm import LLMError, MissingStep
-
-DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 
 
 def build_domain(run: Run, fresh: bool = False, with_graph: bool = True) -> int:
@@ -26,7 +24,7 @@ def build_domain(run: Run, fresh: bool = False, with_graph: bool = True) -> int:
     and the report page, and say how it went. Returns the exit code: 0 built, 1 stopped or no
     tool verified, 3 written without the tools the model failed on."""
     started = time.perf_counter()
-    where = f"domains/{run.domain}" if run.out == DOMAINS / run.domain else str(run.out)
+    where = f"domains/{run.domain}" if run.out == registry.folder(run.domain) else str(run.out)
     try:
         state = run_pipeline(run, fresh=fresh, keep_checkpoint=with_graph)
         stages = dict(state.get("timings", {}))
@@ -83,7 +81,7 @@ def task_stage(name: str, model: str | None) -> int:
     model nor a recorded task transcript to replay."""
     from tasks.__main__ import main as tasks_main
 
-    if not model and not (DOMAINS / name / "tasks" / "transcript.jsonl").exists():
+    if not model and not (registry.folder(name) / "tasks" / "transcript.jsonl").exists():
         print(f"worldsmith: no task transcript for {name!r} and no model: task stage skipped", file=sys.stderr)
         return 0
     return tasks_main([name] + (["--model", model] if model else []))

@@ -1,5 +1,5 @@
-"""`python -m tasks NAME [--n N] [--families F --instances M] [--seed S] [--model MODEL]`: the task stage alone
-(`make tasks`).
+"""`python -m tasks NAME [--n N] [--families F --instances M] [--seed S] [--model MODEL]`: the task stage
+alone (`make tasks`).
 
 Writes domains/NAME/tasks/<id>.json, index.json and README.md (the tasks report), and the task
 counts into report.json. Every LLM exchange goes to domains/NAME/tasks/transcript.jsonl; with no
@@ -7,8 +7,7 @@ model that transcript is replayed, so a bundled domain rebuilds the same bytes o
 model, the expansion gate's g(D) comes from an LLM oracle agent (tasks/oracle.py), replayed with
 the rest; without one, and in transcripts recorded before it, from the executed search. With
 `--families`, each family is one model-written generator whose instances are verified one by one
-(tasks/family.py). A recorded run that built families or derived tasks leaves its options in
-tasks/options.jsonl, and a replay takes them as its defaults, so it rebuilds the same tasks.
+(tasks/family.py).
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from domains import registry
 from domains.spec import DomainSpec, valid_name
 from domains.task_model import Task
 from graph.model import from_json
@@ -32,40 +32,19 @@ from tasks.oracle import oracle_for
 from tasks.report import write_outputs
 from tasks.vocabulary import recorded_or_asked
 
-DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 DEFAULT_N, DEFAULT_SEED, DEFAULT_INSTANCES = 48, 1, 6
-# Beside the transcript: what a recorded run built beyond its task slots, one JSON line (not a
-# .json file, which readers of the folder take for a task).
-OPTIONS = "options.jsonl"
-
-
-def recorded_options(out: Path) -> dict:
-    path = out / "tasks" / OPTIONS
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
-def _remember(out: Path, options: dict) -> None:
-    """Keep a recording's options for its replays; none where it built no family and derived no
-    task, so that the domains recorded before there were options keep their files."""
-    path = out / "tasks" / OPTIONS
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if options["families"] or options["answers"] or options["refusals"]:
-        path.write_text(json.dumps(options, sort_keys=True) + "\n")
-    else:
-        path.unlink(missing_ok=True)
 
 
 def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None, answers: int = 0,
-              refusals: int = 0, families: int = 0, instances: int = DEFAULT_INSTANCES, authored: bool = False) -> dict:
+              refusals: int = 0, oracle: str = "auto", families: int = 0, instances: int = DEFAULT_INSTANCES,
+              authored: bool = False) -> dict:
     """Build up to `n` tasks for the domain in `out` and `families` task families of up to `instances`
     verified instances each, then up to `answers` answer tasks and `refusals` refusal tasks from the
-    verified ones (tasks/kinds.py, no model); returns the summary written to report.json. `authored`:
-    the answers are written by hand (a scripted backend), so g(D) comes from the executed search and
-    the distractors from no vocabulary, as when the bundled job_seeking tasks were recorded."""
+    verified ones (tasks/kinds.py, no model); returns the summary written to report.json.
+    `oracle="executed"` decides g(D) by the executed search even with a model (no oracle requests).
+    `authored`: the answers are written by hand (a scripted backend), so g(D) comes from the executed
+    search and the distractors from no vocabulary, as when the bundled job_seeking tasks were recorded."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
-    if not llm.replaying:
-        _remember(out, {"n": n, "seed": seed, "families": families, "instances": instances, "answers": answers,
-                        "refusals": refusals})
     spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
     graph = from_json((out / "graph.json").read_text())
     started = time.perf_counter()
@@ -73,7 +52,8 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
     dropped: dict[str, list[str]] = {}
     built_families = []
     with Environment(out, workers=2) as env:
-        stage = Stage(spec, graph, llm, env, feasibility=None if authored else oracle_for(llm, env), log=log,
+        feasibility = None if oracle == "executed" or authored else oracle_for(llm, env)
+        stage = Stage(spec, graph, llm, env, feasibility=feasibility, log=log,
                       vocabulary=None if authored else recorded_or_asked(llm, spec))
         try:
             for i in range(n):
@@ -105,33 +85,42 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
                 tasks += derive(env, spec, list(tasks), answers, refusals, seed, dropped, log)
         finally:
             execute.close()  # the chain programs' template process
-    return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started,
+    settings = {"n": n, "seed": seed, "answers": answers, "refusals": refusals, "oracle": oracle,
+                # kept only where a run built families, so that the other indexes keep their bytes
+                **({"families": families, "instances": instances, "authored": authored} if families else {})}
+    return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started, settings,
                          families=(families, built_families) if families else None)
+
+
+def recorded_settings(out: Path) -> dict:
+    """The options the recorded task stage ran with (index.json), {} where none were kept."""
+    index = out / "tasks" / "index.json"
+    return json.loads(index.read_text()).get("settings", {}) if index.is_file() else {}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tasks", description=__doc__)
     parser.add_argument("name")
-    parser.add_argument("--n", type=int, help=f"task slots to try (default {DEFAULT_N})")
-    parser.add_argument("--seed", type=int)
+    parser.add_argument("--n", type=int, help=f"task slots to try (default {DEFAULT_N}; on replay, the recorded run's)")
+    parser.add_argument("--seed", type=int, help=f"default {DEFAULT_SEED}; on replay, the recorded run's")
     parser.add_argument("--model", default=None, help="litellm model string; without it the transcript is replayed")
-    parser.add_argument("--families", type=int, help="task families to build: one model-written generator each (default 0)")
-    parser.add_argument("--instances", type=int,
-                        help=f"instances to draw and verify per family (default {DEFAULT_INSTANCES})")
     parser.add_argument("--answers", type=int,
                         help="answer tasks to derive from the verified tasks' reads (no model; default 0)")
     parser.add_argument("--refusals", type=int,
                         help="refusal tasks to derive from calls the policy forbids (no model; default 0)")
+    parser.add_argument("--families", type=int,
+                        help="task families to build: one model-written generator each (default 0; on replay, the "
+                             "recorded run's)")
+    parser.add_argument("--instances", type=int,
+                        help=f"instances to draw and verify per family (default {DEFAULT_INSTANCES})")
+    parser.add_argument("--oracle", choices=["auto", "executed"],
+                        help="g(D): the model's best-of-k agent where a chain is possible (auto, with a model), "
+                             "or the executed search, which asks nothing")
+    parser.add_argument("--fresh", action="store_true",
+                        help="with a model: forget the recorded answers (by default a rerun reuses every answer "
+                             "whose prompt is unchanged, so an interrupted run pays for nothing twice)")
     args = parser.parse_args(argv)
-    out = DOMAINS / args.name
-    # a replay rebuilds what was recorded; what the command line says still wins
-    defaults = {"n": DEFAULT_N, "seed": DEFAULT_SEED, "families": 0, "instances": DEFAULT_INSTANCES, "answers": 0,
-                "refusals": 0} | ({} if args.model or not valid_name(args.name) else recorded_options(out))
-    for key, value in defaults.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
-    if args.families and args.instances < 1:
-        parser.error("--instances must be at least 1")
+    out = registry.root() / args.name
     if not valid_name(args.name) or not (out / "graph.json").is_file():
         print(f"worldsmith: no built domain {args.name!r} with a tool graph: run `make domain NAME={args.name}` first",
               file=sys.stderr)
@@ -141,13 +130,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"worldsmith: no recorded task transcript for {args.name!r}; set MODEL=<litellm model> to synthesize "
               "tasks", file=sys.stderr)
         return 2
+    # what is not given: on replay as the recorded run had it, else the defaults
+    recorded = {} if args.model else recorded_settings(out)
+    defaults = {"n": DEFAULT_N, "seed": DEFAULT_SEED, "answers": 0, "refusals": 0, "oracle": "auto", "families": 0,
+                "instances": DEFAULT_INSTANCES}
+    options = {k: v if (v := getattr(args, k)) is not None else recorded.get(k, default) for k, default in defaults.items()}
+    options["authored"] = recorded.get("authored", False)  # a hand-written recording replays as it was made
+    if options["families"] and options["instances"] < 1:
+        parser.error("--instances must be at least 1")
     transcript = Transcript(transcript_path)
-    if args.model:
+    if args.model and args.fresh:
         transcript.clear()
     llm = LLM(backend_for(args.model), transcript)
     try:
-        summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals,
-                            families=args.families, instances=args.instances)
+        summary = run_stage(out, llm, **options)
     except MissingStep as error:
         print(f"worldsmith: task replay stopped: {error}. Re-record with MODEL=<litellm model>.", file=sys.stderr)
         return 1

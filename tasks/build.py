@@ -43,7 +43,7 @@ from tasks.prompts import (
     policies_prompt,
     state_prompt,
 )
-from tasks.state import check_state, distractors, lookalike_rows, merge
+from tasks.state import check_state, distractors, lookalikes, merge
 from tasks.verify import ReplayFailed, effect, replay, reward
 from tasks.vocabulary import Vocabulary
 from verification.reward import default_reward_spec
@@ -52,6 +52,7 @@ CHAIN_LENGTH = {1: 3, 2: 5, 3: 7}
 TAU = 0.5
 MAX_ROUNDS = 2
 # Free-form string columns: the rules cannot tell a name that must match from a description.
+_WORD = re.compile(r"[a-z]+(?:[_ ][a-z]+)*")
 _IDENTITY = re.compile(r"(^|_)(name|email|phone|title|currency|code)$")
 
 
@@ -93,19 +94,21 @@ class Stage:
 
 
 def internal_ids(spec: DomainSpec, *states: State) -> set[str]:
-    """Values a user cannot know: primary keys, and anything in a table's generated-id format."""
+    """Values a user cannot know: primary keys, and anything in a table's generated-id format. A key
+    that is a plain word (a mail folder's `inbox`, `trash`) is a name the user may say."""
     found = set()
     for state in states:
         for table in spec.db.tables:
             pk = table.primary_key.name
-            found |= {str(r[pk]) for r in state.get(table.name, []) if r.get(pk)}
+            found |= {str(r[pk]) for r in state.get(table.name, []) if r.get(pk) and not _WORD.fullmatch(str(r[pk]))}
     return found
 
 
 def leaks(spec: DomainSpec, text: str, ids: set[str]) -> list[str]:
+    """The identifiers in `text`, each as a whole token (`EM-1` is not in `EM-12` nor a word in a word)."""
     shapes = "|".join(re.escape(t.id_prefix) for t in spec.db.tables)
-    found = {i for i in ids if i in text} | set(re.findall(rf"\b(?:{shapes})-\d+\b", text))
-    return sorted(found)
+    found = {i for i in ids if re.search(rf"(?<![\w-]){re.escape(i)}(?![\w-])", text)}
+    return sorted(found | set(re.findall(rf"\b(?:{shapes})-\d+\b", text)))
 
 
 def reward_spec(stage: Stage, item: str, before: State, after: State, calls,
@@ -241,7 +244,7 @@ def task_metadata(stage: Stage, *, seed: int, level: int, seed_chain: list[str],
         feasibility_source=getattr(stage.feasibility, "source", None) if g.rounds else None,
         p=g.p, expansions=g.rounds, auxiliary_chains=g.aux, probes=probes,
         distractor_rows=sum(len(rows) for grp in kept for rows in grp.values()), distractors_rejected=rejected,
-        lookalike_rows=lookalike_rows(stage.spec.db, core, kept) if stage.vocabulary else None,
+        lookalike_rows=len(lookalikes(stage.spec.db, core, kept)) if stage.vocabulary else None,
         repairs=repairs, reward_before=round(before, 4), tokens=tokens, **extra)
 
 
@@ -284,7 +287,8 @@ def build_task(stage: Stage, task_id: str, index: int, seed: int) -> Task:
     ids = internal_ids(spec, initial, expected)
     feedback = ""
     for attempt in range(stage.attempts):
-        said = stage.ask(f"{task_id}.instruction", attempt, instruction_prompt(run.calls, run.results, feedback), Instruction)
+        prompt = instruction_prompt(run.calls, run.results, feedback, lookalikes(spec.db, core, kept))
+        said = stage.ask(f"{task_id}.instruction", attempt, prompt, Instruction)
         leaked = leaks(spec, said.instruction + json.dumps(said.user_profile), ids)
         if not leaked:
             break

@@ -77,7 +77,10 @@ def chain_prompt(spec: DomainSpec, tools: list[ToolSchema], seed_chain: list[str
             "Write the chain as a Python program for a realistic goal of one user, built around the seed "
             "chain's tools: call(tool, **arguments) runs a tool and returns its result, so outputs flow into "
             "later calls. Values the user would know (names, companies, dates, amounts) are literals; "
-            "identifiers come from earlier results. The goal must change the database.")
+            "identifiers come from earlier results. The goal must change the database.\n"
+            "The executed chain is checked on the tool graph: every identifier a call takes comes from an "
+            "earlier call's result (look records up with a lister or search first), a call comes after the one "
+            "that establishes its precondition, and no call uses a table after a call deleted from it.")
     return text + (f"\n\nThe previous answer failed:\n{feedback}\nFix it." if feedback else "")
 
 
@@ -85,19 +88,24 @@ def state_prompt(spec: DomainSpec, program: ChainProgram, now: str, feedback: st
     text = (f"Database schema:\n{schema_lines(spec)}\n\nThe clock reads {now}.\nProgram:\n{program.code}\n\n"
             "Write the initial database state this program needs: the rows it looks up, consistent across "
             "tables (every foreign key resolves), with ids in the table's id format. Leave out rows it creates.")
-    return text + (f"\n\nThe previous state failed:\n{feedback}\nFix it." if feedback else "")
+    # the failure may be the previous program's, which the program above already replaces
+    return text + (f"\n\nThe previous attempt (its program and state) failed:\n{feedback}\nWrite the state the "
+                   "program above needs." if feedback else "")
 
 
 def gate_prompt(remaining: int, complexity: float, feasibility: float, subgraph: list[str]) -> str:
     return (f"A task environment covers {len(subgraph)} tools: {', '.join(subgraph)}.\n"
-            f"Structural complexity c(H) = {complexity:.3f} (1.0 is saturated). Tools left outside: |D| = "
+            f"Structural complexity c(H) = {complexity:.3f}: it grows with the tools and dependencies covered, and "
+            "1.0 means the task already has as much structure as one task should (above 1, more: a reason not "
+            f"to add). Tools left outside: |D| = "
             f"{remaining}. Feasibility g(D) = {feasibility:.3f}: the share of attempts that found an executable "
             "chain among the remaining tools.\nShould another tool chain from the remaining tools be added? "
             "Balance diversity against solvability and return p in [0, 1].")
 
 
-def instruction_prompt(calls: list[ToolCall], results: list, feedback: str) -> str:
-    steps = "\n".join(f"{i}. {c.tool}({json.dumps(c.arguments, sort_keys=True)}) -> {json.dumps(r, sort_keys=True)[:300]}"
+def instruction_prompt(calls: list[ToolCall], results: list, feedback: str,
+                       lookalikes: list[tuple[str, dict]] = ()) -> str:
+    steps = "\n".join(f"{i}. {c.tool}({json.dumps(c.arguments, sort_keys=True)}) -> {_shown(r)}"
                       for i, (c, r) in enumerate(zip(calls, results), 1))
     text = ("The reference solution of a task, as executed:\n" + steps + "\n\n"
             "Write what the user asks for. Ground it in these calls only: state the external values the "
@@ -106,7 +114,18 @@ def instruction_prompt(calls: list[ToolCall], results: list, feedback: str) -> s
             "refined instruction that sounds like a person: implicit where the agent can infer a step, "
             "concise, yet with every value the task needs. The user profile lets a user simulator answer "
             "follow-up questions.")
+    if lookalikes:  # the reward cannot see an ambiguous request; the agent would
+        text += ("\n\nOther records share a name or title with the ones this task is about; the agent must not "
+                 "confuse them, so the instruction says what tells the user's own apart (a date, an amount, a "
+                 "kind, a status):\n" + "\n".join(f"- {table}: {json.dumps(row, sort_keys=True)}"
+                                                   for table, row in lookalikes[:8]))
     return text + (f"\n\nThe previous answer was rejected:\n{feedback}\nFix it." if feedback else "")
+
+
+def _shown(result, limit: int = 1500) -> str:
+    """A call's result as the prompt shows it: whole, or cut with a mark that says so."""
+    text = json.dumps(result, sort_keys=True)
+    return text if len(text) <= limit else text[:limit] + f" ... ({len(text) - limit} more characters)"
 
 
 def policies_prompt(columns: list[str], calls: list[ToolCall]) -> str:

@@ -35,8 +35,10 @@ def family_counts(asked: int, built: list, tasks: list[Task]) -> dict:
 
 
 def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[str, list[str]], llm: LLM,
-                  seconds: float, families: tuple[int, list] | None = None) -> dict:
-    """`families`: (families asked, tasks.family.Built of each verified one), when the run built families."""
+                  seconds: float, settings: dict | None = None, families: tuple[int, list] | None = None) -> dict:
+    """`settings`: the stage's options (task slots, seed, derived kinds, oracle, families), kept in
+    index.json so that a replay builds the same tasks without being told them again. `families`:
+    (families asked, tasks.family.Built of each verified one), when the run built families."""
     folder = out / "tasks"
     folder.mkdir(parents=True, exist_ok=True)
     for stale in [*folder.glob("task_*.json"), *folder.glob("answer_*.json"), *folder.glob("refusal_*.json"),
@@ -65,7 +67,8 @@ def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[
                                                              if t.kind == k).items())) for k in sorted(kinds)}
     if families is not None:  # counted only where a run built families, so that other reports keep their bytes
         summary["families"] = family_counts(*families, tasks)
-    index = {"summary": summary, "dropped": {k: v for k, v in sorted(dropped.items())},
+    index = {**({"settings": settings} if settings else {}), "summary": summary,
+             "dropped": {k: v for k, v in sorted(dropped.items())},
              "tasks": [{"id": t.id, "level": t.metadata.complexity_level, "chain": t.metadata.chain,
                         "calls": len(t.reference_solution), "distractor_rows": t.metadata.distractor_rows,
                         "subgraph_tools": len(t.metadata.subgraph_nodes), "complexity": t.metadata.complexity,

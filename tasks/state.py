@@ -106,6 +106,7 @@ class _Values:
         self.fake.seed_instance(seed)
         self.today = today
         self.vocabulary = vocabulary
+        self.taken: dict[str, set] = {}  # table.column -> values a unique column already holds
 
     def value(self, table: str, col: Column):
         if col.nullable and not col.choices and self.rng.random() < 0.25:
@@ -137,7 +138,13 @@ class _Values:
         if given is not None and given.provider:
             return str(getattr(self.fake, given.provider)())[: col.max_length or None]
         if given is not None and given.values:
-            return self.rng.choice(given.values)
+            if not col.unique:
+                return self.rng.choice(given.values)
+            # a handful of values cannot fill a unique column: each once, then Faker's
+            free = [v for v in given.values if v not in self.taken.setdefault(key, set())]
+            if free:
+                self.taken[key].add(choice := self.rng.choice(free))
+                return choice
         if (pair := self.vocabulary.ranges.get(key)) is not None:
             low, high = pair
             if col.type == "integer":
@@ -166,6 +173,8 @@ def distractors(schema: DBSchema, core: State, level: int, seed: int, today: dat
     that is kept or rejected as a whole.
     """
     values = _Values(seed, today, vocabulary)
+    values.taken = {f"{t.name}.{c.name}": {r.get(c.name) for r in core.get(t.name, [])}
+                    for t in schema.tables for c in t.columns if c.unique}
     tables = {t.name: t for t in schema.tables}
     order = table_order(schema)
     numbers = {t.name: _next_numbers(t, core) for t in schema.tables}
@@ -226,15 +235,19 @@ def _look_like(table: Table, row: dict, original: dict) -> None:
             return
 
 
-def lookalike_rows(schema: DBSchema, core: State, groups: list[State]) -> int:
-    """Rows of the groups that share a name or title with a row of the task's own."""
-    count = 0
+def lookalikes(schema: DBSchema, core: State, groups: list[State]) -> list[tuple[str, dict]]:
+    """(table, row) of the groups' rows that share a name or title with a row of the task's own."""
+    found = []
     for table in schema.tables:
         names = [c.name for c in text_columns(table) if c.type == "string" and _NAMED.search(c.name)]
         own = {(n, r[n]) for r in core.get(table.name, []) for n in names if r.get(n)}
-        count += sum(1 for group in groups for r in group.get(table.name, [])
-                     if any((n, r.get(n)) in own for n in names))
-    return count
+        found += [(table.name, r) for group in groups for r in group.get(table.name, [])
+                  if any((n, r.get(n)) in own for n in names)]
+    return found
+
+
+def lookalike_rows(schema: DBSchema, core: State, groups: list[State]) -> int:
+    return len(lookalikes(schema, core, groups))
 
 
 def _order_pairs(row: dict) -> None:

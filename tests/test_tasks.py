@@ -268,3 +268,14 @@ def test_the_published_schema_is_current_and_every_bundled_task_follows_it():
     assert len(files) >= 40 and len(levels) >= 3
     report = json.loads((DOMAIN / "report.json").read_text())
     assert report["tasks"]["built"] == len(files)
+
+
+def test_a_key_that_is_a_plain_word_may_be_said_and_ids_match_only_whole():
+    from tasks.build import internal_ids, leaks
+    ids = internal_ids(SPEC, {"job_application": [{"application_id": "archive"}, {"application_id": "APP-0001"},
+                                                  {"application_id": "Q7"}]})
+    assert ids == {"APP-0001", "Q7"}
+    assert leaks(SPEC, "Move my old applications to the archive.", ids) == []
+    assert leaks(SPEC, "Set APP-0001 to priority 4.", ids) == ["APP-0001"]
+    assert leaks(SPEC, "My Q77 form and the Q7X draft.", ids) == []
+    assert leaks(SPEC, "The one in Q7, please.", ids) == ["Q7"]

@@ -98,7 +98,14 @@ def test_a_look_alike_that_is_kept_is_proven_orthogonal_by_execution():
                                          "instruction": "Make my Lumen data engineer application a priority 4.",
                                          "user_profile": {"name": "Ana Ruiz", "known_info": ["Lumen", "4"]}},
                **{f"tasks/t.gate/{n}": {"p": 0.2, "reason": "saturated"} for n in range(3)}}
-    llm = LLM(ScriptedBackend(answers), Transcript(Path("/dev/null")), max_reasks=0)
+    seen: dict[str, str] = {}
+
+    class Seen(ScriptedBackend):
+        def complete(self, key, turn, messages, **options):
+            seen[str(key)] = messages[-1]["content"]
+            return super().complete(key, turn, messages, **options)
+
+    llm = LLM(Seen(answers), Transcript(Path("/dev/null")), max_reasks=0)
     graph = from_json((DOMAIN / "graph.json").read_text())
     with Environment(DOMAIN, workers=1) as env:
         stage = Stage(SPEC, graph, llm, env, log=lambda _m: None, vocabulary=Vocabulary.model_validate(_answer()))
@@ -107,3 +114,21 @@ def test_a_look_alike_that_is_kept_is_proven_orthogonal_by_execution():
     assert task.metadata.reward_before < 1.0
     rows = task.initial_state["job_application"]
     assert sum(r["applicant_name"] == "Ana Ruiz" for r in rows) > 1
+    # the instruction's writer is shown them, to say what tells the user's own apart
+    shown = seen["tasks/t.instruction/0"].split("Other records share a name or title")[1]
+    assert shown.count('"applicant_name": "Ana Ruiz"') == min(task.metadata.lookalike_rows, 8)
+
+
+def test_a_unique_column_takes_each_vocabulary_value_once_and_never_the_tasks_own():
+    from domains.spec import Column, DBSchema, Table
+    schema = DBSchema(tables=[Table(name="clinic", id_prefix="CLN", columns=[
+        Column(name="clinic_id", type="string", primary_key=True, nullable=False),
+        Column(name="name", type="string", unique=True, nullable=False, max_length=80)])])
+    names = ["All Creatures Pet Hospital", "Northside Emergency Vets", "Maple Street Animal Clinic", "Harbor Vet"]
+    vocabulary = Vocabulary(texts={"clinic.name": {"values": names}}, ranges={})
+    core = {"clinic": [{"clinic_id": "CLN-0001", "name": names[0]}]}
+    groups = distractors(schema, core, 3, 7, date(2025, 3, 1), vocabulary=vocabulary)
+    state = merge(core, *groups)
+    assert check_state(schema, state) == [] and len(state["clinic"]) == 11
+    drawn = [r["name"] for r in state["clinic"][1:]]
+    assert names[0] not in drawn and set(names[1:]) <= set(drawn)

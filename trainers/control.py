@@ -56,18 +56,24 @@ class Control:
                                f"{response.status_code} {message}")
         return response.json()
 
-    def tasks(self) -> list[str]:
-        return self._json(self.http.get("/tasks"))["tasks"]
+    @staticmethod
+    def _which(domain: str | None) -> dict:
+        """The query naming a domain, for a server that serves several (none: the only one)."""
+        return {"domain": domain} if domain else {}
 
-    def tools(self) -> list[dict]:
+    def tasks(self, domain: str | None = None) -> list[str]:
+        return self._json(self.http.get("/tasks", params=self._which(domain)))["tasks"]
+
+    def tools(self, domain: str | None = None) -> list[dict]:
         """The domain's tools as MCP tool specs (name, description, input_schema)."""
         return [{"name": f["function"]["name"], "description": f["function"].get("description", ""),
                  "input_schema": f["function"].get("parameters", {"type": "object", "properties": {}})}
-                for f in self._json(self.http.get("/tools"))]
+                for f in self._json(self.http.get("/tools", params=self._which(domain)))]
 
-    def open(self, task_id: str | None, episode_id: str | None = None) -> dict:
-        """A new episode; with `episode_id` of one already open, that one (idempotent, as verl needs)."""
-        body = {k: v for k, v in (("task_id", task_id), ("episode_id", episode_id)) if v is not None}
+    def open(self, task_id: str | None, episode_id: str | None = None, domain: str | None = None) -> dict:
+        """A new episode (of `domain`, where the server serves several); with `episode_id` of one
+        already open, that one (idempotent, as verl needs)."""
+        body = {k: v for k, v in (("domain", domain), ("task_id", task_id), ("episode_id", episode_id)) if v is not None}
         response = self.http.post("/episodes", json=body)
         if response.status_code == 409 and episode_id is not None:
             return self.info(episode_id)

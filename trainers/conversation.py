@@ -66,9 +66,10 @@ def _user_route(control: Control, method: str, path: str, **body) -> httpx.Respo
     return response
 
 
-def playable(control: Control, single_turn: bool = False) -> list[str]:
-    """The server's task ids; single-turn: only those that need no answer from the user."""
-    tasks = control.tasks()
+def playable(control: Control, single_turn: bool = False, domain: str | None = None) -> list[str]:
+    """The server's task ids (of `domain`, where it serves several); single-turn: only those that
+    need no answer from the user."""
+    tasks = control.tasks(domain)
     response = _user_route(control, "GET", "/tasks/modes") if single_turn else None
     if response is None:
         return tasks

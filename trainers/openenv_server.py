@@ -6,8 +6,9 @@ Runs in `.venv-trainers` (openenv-core) in front of `python -m mcp_servers NAME 
 http`. OpenEnv's own server (`create_fastapi_app`) speaks the protocol, so its clients work
 unchanged:
 
-- `reset(seed, episode_id, task_id)` opens a worldsmith episode of the task (no task_id: one
-  picked by seed); the observation holds the user's request and the tools.
+- `reset(seed, episode_id, task_id, domain)` opens a worldsmith episode of the task (no task_id:
+  one picked by seed); the observation holds the user's request and the tools. `domain` names
+  the task's domain where the worldsmith server serves several.
 - `step(ListToolsAction)` lists the domain's tools plus `message_user` and `end_episode`;
   `step(CallToolAction)` calls one in the episode (a tool's own error is its result, the state
   unchanged). `message_user` is the agent's message to the simulated user (served by the
@@ -72,25 +73,34 @@ class WorldsmithEnvironment(Environment):
         self.control = Control(worldsmith_url)
         self.max_steps, self.single_turn, self.max_user_turns = max_steps, single_turn, max_user_turns
         self._state = State()
-        self._tools: list[Tool] | None = None
+        self._domain: str | None = None
+        self._tools: dict[str | None, list[Tool]] = {}
 
     # -- OpenEnv API ----------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
-              task_id: Optional[str] = None, **kwargs: Any) -> EpisodeObservation:
+              task_id: Optional[str] = None, domain: Optional[str] = None, **kwargs: Any) -> EpisodeObservation:
         if task_id is None:
-            tasks = playable(self.control, self.single_turn)
+            tasks = playable(self.control, self.single_turn, domain)
             task_id = random.Random(seed).choice(tasks) if tasks else None
         if episode_id:  # a reset starts over, even under an id used before
             self.control.delete(episode_id)
-        episode = self.control.open(task_id, episode_id or f"openenv-{uuid.uuid4().hex[:16]}")
+        episode = self.control.open(task_id, episode_id or f"openenv-{uuid.uuid4().hex[:16]}", domain)
         self._state = State(episode_id=episode["episode_id"], step_count=0, task_id=task_id)
+        self._domain = domain
         return EpisodeObservation(task_id=task_id,
-                                  instruction=episode.get("instruction") or "", tools=self.tools())
+                                  instruction=episode.get("instruction") or "", tools=self.tools(domain))
 
     def step(self, action: Action, timeout_s: Optional[float] = None, episode_id: Optional[str] = None,
              **kwargs: Any) -> Observation:
         if isinstance(action, ListToolsAction):
-            return ListToolsObservation(tools=self.tools())
+            domain = self._domain
+            if episode_id and episode_id != self._state.episode_id:  # HTTP: the episode's own domain
+                try:
+                    domain = self.control.info(episode_id)["domain"]
+                except ControlError as error:
+                    return ListToolsObservation(tools=[], error=ToolError(error_type=ToolErrorType.EXECUTION_ERROR,
+                                                                          message=str(error)))
+            return ListToolsObservation(tools=self.tools(domain))
         if not isinstance(action, CallToolAction):
             return CallToolObservation(tool_name="", error=ToolError(
                 error_type=ToolErrorType.INVALID_ARGS, message="actions are list_tools or call_tool"))
@@ -122,11 +132,11 @@ class WorldsmithEnvironment(Environment):
         self.control.close()
 
     # -- helpers ---------------------------------------------------------------------------
-    def tools(self) -> list[Tool]:
-        if self._tools is None:
+    def tools(self, domain: str | None = None) -> list[Tool]:
+        if domain not in self._tools:
             ours = [END_TOOL_SCHEMA] if self.single_turn else [MESSAGE_TOOL_SCHEMA, END_TOOL_SCHEMA]
-            self._tools = [Tool(**spec) for spec in [*self.control.tools(), *ours]]
-        return self._tools
+            self._tools[domain] = [Tool(**spec) for spec in [*self.control.tools(domain), *ours]]
+        return self._tools[domain]
 
     def _tell_user(self, action: CallToolAction, episode: str) -> Observation:
         message = str((action.arguments or {}).get("message", ""))

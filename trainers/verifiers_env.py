@@ -19,6 +19,12 @@ default; `single_turn=True` leaves out the tasks marked conversational (run the 
 
 Splits: `all`, or `train` and `test`, a fixed 80/20 partition by a hash of the task id (the
 same on every machine, and a task keeps its split when others are added).
+
+Several domains: `load_environment(domains=["job_seeking", "pet_care"], ...)` in front of a
+server that serves them all (`python -m mcp_servers job_seeking,pet_care --transport http`);
+each task is named `<domain>/<task id>` and its reset names its domain. With `holdout=[...]` the
+split is by domain: `test` is the held-out domains' tasks, `train` every other domain's;
+without it, by a hash of `<domain>/<task id>`.
 """
 
 from __future__ import annotations
@@ -50,6 +56,10 @@ class WorldsmithConfig(vf.TasksetConfig):
     """The worldsmith server itself, asked for the task list."""
     single_turn: bool = False
     """Leave out the tasks that need the user's answers."""
+    domains: list[str] = []
+    """Several domains of one server; empty: the server's only domain, named `domain`."""
+    holdout: list[str] = []
+    """With `domains`: the domains whose tasks are the test split."""
 
 
 class WorldsmithTaskset(vf.Taskset[OpenEnvTask, WorldsmithConfig]):
@@ -57,13 +67,22 @@ class WorldsmithTaskset(vf.Taskset[OpenEnvTask, WorldsmithConfig]):
         config = self.config
         if config.split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {config.split!r}")
+        unknown = set(config.holdout) - set(config.domains)
+        if unknown:
+            raise ValueError(f"holdout names domains not among domains={config.domains}: {sorted(unknown)}")
         with connected(config.worldsmith_url) as control:
-            task_ids = playable(control, config.single_turn)
-        for task_id in task_ids:
-            if config.split in ("all", split_of(task_id)):
-                yield OpenEnvTask(OpenEnvData(id=task_id, name=f"{config.domain}/{task_id}", prompt=None, env=None,
+            if not config.domains:  # one domain: its plain task ids, as before
+                chosen = [(config.domain, None, t) for t in playable(control, config.single_turn)]
+            else:
+                chosen = [(d, d, t) for d in config.domains for t in playable(control, config.single_turn, d)]
+        for domain, named, task_id in chosen:
+            key = task_id if named is None else f"{domain}/{task_id}"
+            side = ("test" if domain in config.holdout else "train") if config.holdout else split_of(key)
+            if config.split in ("all", side):
+                reset = {"task_id": task_id} if named is None else {"task_id": task_id, "domain": named}
+                yield OpenEnvTask(OpenEnvData(id=key, name=f"{domain}/{task_id}", prompt=None, env=None,
                                               base_url=config.openenv_url, use_docker=False, provider_kwargs={},
-                                              reset={"task_id": task_id}), config.task)
+                                              reset=reset), config.task)
 
 
 if not hasattr(GenericEnvClient, "_base_url"):
@@ -77,9 +96,11 @@ class WorldsmithEnv(OpenEnvEnv):
 
 
 def load_environment(domain: str = "job_seeking", split: str = "all", openenv_url: str = "http://127.0.0.1:8001",
-                     worldsmith_url: str = "http://127.0.0.1:8000", single_turn: bool = False, **env_config) -> vf.Env:
+                     worldsmith_url: str = "http://127.0.0.1:8000", single_turn: bool = False,
+                     domains: list[str] | None = None, holdout: list[str] | None = None, **env_config) -> vf.Env:
     taskset = WorldsmithConfig(id=TASKSET_ID, domain=domain, split=split, openenv_url=openenv_url,
-                               worldsmith_url=worldsmith_url, single_turn=single_turn)
+                               worldsmith_url=worldsmith_url, single_turn=single_turn, domains=list(domains or []),
+                               holdout=list(holdout or []))
     return WorldsmithEnv(OpenEnvEnvConfig(taskset=taskset, **env_config))
 
 

@@ -26,9 +26,10 @@ import sys
 
 from faker import Faker
 
+from domains import registry
 from domains.job_seeking.families import FAMILIES
 from llm import LLM, StepKey, Transcript, count_tokens
-from tasks.__main__ import DEFAULT_INSTANCES, DEFAULT_N, DEFAULT_SEED, DOMAINS, run_stage
+from tasks.__main__ import DEFAULT_INSTANCES, DEFAULT_N, DEFAULT_SEED, run_stage
 
 STAMP = "2025-02-10T10:00:00"
 
@@ -326,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers", type=int, default=0)
     parser.add_argument("--refusals", type=int, default=0)
     args = parser.parse_args(argv)
-    out = DOMAINS / args.name
+    out = registry.folder(args.name)
     transcript = Transcript(out / "tasks" / "transcript.jsonl")
     recorded = dict(transcript.entries) if args.families or args.answers or args.refusals else {}
     transcript.clear()

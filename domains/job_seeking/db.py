@@ -20,22 +20,22 @@ class JobApplication(Base, table=True):
     'Core job application records tracked by the job seeker.'
     __tablename__ = 'job_application'
     __table_args__ = (
-        CheckConstraint('applicant_name IS NULL OR length(applicant_name) <= 100', name='ck_job_application_0'),
-        CheckConstraint('email IS NULL OR length(email) <= 200', name='ck_job_application_1'),
-        CheckConstraint('phone IS NULL OR length(phone) <= 30', name='ck_job_application_2'),
-        CheckConstraint('job_title IS NULL OR length(job_title) <= 200', name='ck_job_application_3'),
-        CheckConstraint('company_name IS NULL OR length(company_name) <= 200', name='ck_job_application_4'),
-        CheckConstraint('job_location IS NULL OR length(job_location) <= 200', name='ck_job_application_5'),
-        CheckConstraint("status IS NULL OR status IN ('draft', 'submitted', 'under_review', 'interviewing', 'offer_received', 'accepted', 'offer_declined', 'rejected', 'withdrawn', 'archived')", name='ck_job_application_6'),
-        CheckConstraint("resume_format IS NULL OR resume_format IN ('pdf', 'docx', 'txt')", name='ck_job_application_7'),
-        CheckConstraint("deadline_type IS NULL OR deadline_type IN ('application', 'follow_up', 'response', 'offer_decision')", name='ck_job_application_8'),
-        CheckConstraint('referral_source IS NULL OR length(referral_source) <= 100', name='ck_job_application_9'),
-        CheckConstraint('referral_person IS NULL OR length(referral_person) <= 100', name='ck_job_application_10'),
-        CheckConstraint('priority_level IS NULL OR priority_level >= 1', name='ck_job_application_11'),
-        CheckConstraint('priority_level IS NULL OR priority_level <= 5', name='ck_job_application_12'),
-        CheckConstraint('expected_salary_min IS NULL OR expected_salary_min >= 0', name='ck_job_application_13'),
-        CheckConstraint('expected_salary_max IS NULL OR expected_salary_max >= 0', name='ck_job_application_14'),
-        CheckConstraint("salary_currency IS NULL OR salary_currency IN ('USD', 'EUR', 'GBP', 'CAD', 'AUD', 'INR', 'JPY', 'CHF', 'CNY', 'SGD')", name='ck_job_application_15'),
+        CheckConstraint('"applicant_name" IS NULL OR length("applicant_name") <= 100', name='ck_job_application_0'),
+        CheckConstraint('"email" IS NULL OR length("email") <= 200', name='ck_job_application_1'),
+        CheckConstraint('"phone" IS NULL OR length("phone") <= 30', name='ck_job_application_2'),
+        CheckConstraint('"job_title" IS NULL OR length("job_title") <= 200', name='ck_job_application_3'),
+        CheckConstraint('"company_name" IS NULL OR length("company_name") <= 200', name='ck_job_application_4'),
+        CheckConstraint('"job_location" IS NULL OR length("job_location") <= 200', name='ck_job_application_5'),
+        CheckConstraint('"status" IS NULL OR "status" IN (\'draft\', \'submitted\', \'under_review\', \'interviewing\', \'offer_received\', \'accepted\', \'offer_declined\', \'rejected\', \'withdrawn\', \'archived\')', name='ck_job_application_6'),
+        CheckConstraint('"resume_format" IS NULL OR "resume_format" IN (\'pdf\', \'docx\', \'txt\')', name='ck_job_application_7'),
+        CheckConstraint('"deadline_type" IS NULL OR "deadline_type" IN (\'application\', \'follow_up\', \'response\', \'offer_decision\')', name='ck_job_application_8'),
+        CheckConstraint('"referral_source" IS NULL OR length("referral_source") <= 100', name='ck_job_application_9'),
+        CheckConstraint('"referral_person" IS NULL OR length("referral_person") <= 100', name='ck_job_application_10'),
+        CheckConstraint('"priority_level" IS NULL OR "priority_level" >= 1', name='ck_job_application_11'),
+        CheckConstraint('"priority_level" IS NULL OR "priority_level" <= 5', name='ck_job_application_12'),
+        CheckConstraint('"expected_salary_min" IS NULL OR "expected_salary_min" >= 0', name='ck_job_application_13'),
+        CheckConstraint('"expected_salary_max" IS NULL OR "expected_salary_max" >= 0', name='ck_job_application_14'),
+        CheckConstraint('"salary_currency" IS NULL OR "salary_currency" IN (\'USD\', \'EUR\', \'GBP\', \'CAD\', \'AUD\', \'INR\', \'JPY\', \'CHF\', \'CNY\', \'SGD\')', name='ck_job_application_15'),
     )
     application_id: str = Field(primary_key=True)
     applicant_name: str = Field(max_length=100, nullable=False)
@@ -68,7 +68,7 @@ class ApplicationNote(Base, table=True):
     'Free-text notes attached to an application.'
     __tablename__ = 'application_note'
     __table_args__ = (
-        CheckConstraint("note_type IS NULL OR note_type IN ('general', 'follow_up', 'reminder', 'research', 'contact')", name='ck_application_note_0'),
+        CheckConstraint('"note_type" IS NULL OR "note_type" IN (\'general\', \'follow_up\', \'reminder\', \'research\', \'contact\')', name='ck_application_note_0'),
     )
     note_id: str = Field(primary_key=True)
     application_id: str = Field(foreign_key='job_application.application_id', nullable=False, description='The application the note belongs to.')
@@ -81,7 +81,7 @@ class ApplicationStage(Base, table=True):
     'Hiring stages an application has reached.'
     __tablename__ = 'application_stage'
     __table_args__ = (
-        CheckConstraint("stage_name IS NULL OR stage_name IN ('application_review', 'phone_screening', 'technical_interview', 'behavioral_interview', 'onsite_interview', 'final_interview', 'reference_check', 'offer_negotiation')", name='ck_application_stage_0'),
+        CheckConstraint('"stage_name" IS NULL OR "stage_name" IN (\'application_review\', \'phone_screening\', \'technical_interview\', \'behavioral_interview\', \'onsite_interview\', \'final_interview\', \'reference_check\', \'offer_negotiation\')', name='ck_application_stage_0'),
     )
     stage_id: str = Field(primary_key=True)
     application_id: str = Field(foreign_key='job_application.application_id', nullable=False, description='The application that reached the stage.')
@@ -94,12 +94,12 @@ class InterviewSchedule(Base, table=True):
     'Interviews scheduled for applications.'
     __tablename__ = 'interview_schedule'
     __table_args__ = (
-        CheckConstraint("interview_type IS NULL OR interview_type IN ('phone_screening', 'technical_interview', 'behavioral_interview', 'system_design', 'onsite_interview', 'final_interview', 'hr_interview')", name='ck_interview_schedule_0'),
-        CheckConstraint('interviewer_name IS NULL OR length(interviewer_name) <= 100', name='ck_interview_schedule_1'),
-        CheckConstraint('interview_location IS NULL OR length(interview_location) <= 200', name='ck_interview_schedule_2'),
-        CheckConstraint('interview_duration_minutes IS NULL OR interview_duration_minutes >= 15', name='ck_interview_schedule_3'),
-        CheckConstraint('interview_duration_minutes IS NULL OR interview_duration_minutes <= 480', name='ck_interview_schedule_4'),
-        CheckConstraint("interview_status IS NULL OR interview_status IN ('scheduled', 'completed', 'cancelled')", name='ck_interview_schedule_5'),
+        CheckConstraint('"interview_type" IS NULL OR "interview_type" IN (\'phone_screening\', \'technical_interview\', \'behavioral_interview\', \'system_design\', \'onsite_interview\', \'final_interview\', \'hr_interview\')', name='ck_interview_schedule_0'),
+        CheckConstraint('"interviewer_name" IS NULL OR length("interviewer_name") <= 100', name='ck_interview_schedule_1'),
+        CheckConstraint('"interview_location" IS NULL OR length("interview_location") <= 200', name='ck_interview_schedule_2'),
+        CheckConstraint('"interview_duration_minutes" IS NULL OR "interview_duration_minutes" >= 15', name='ck_interview_schedule_3'),
+        CheckConstraint('"interview_duration_minutes" IS NULL OR "interview_duration_minutes" <= 480', name='ck_interview_schedule_4'),
+        CheckConstraint('"interview_status" IS NULL OR "interview_status" IN (\'scheduled\', \'completed\', \'cancelled\')', name='ck_interview_schedule_5'),
     )
     interview_id: str = Field(primary_key=True)
     application_id: str = Field(foreign_key='job_application.application_id', nullable=False, description='The application the interview belongs to.')
@@ -116,8 +116,8 @@ class InterviewFeedback(Base, table=True):
     "The job seeker's own notes and self-assessment after a completed interview (one per interview)."
     __tablename__ = 'interview_feedback'
     __table_args__ = (
-        CheckConstraint('performance_rating IS NULL OR performance_rating >= 1', name='ck_interview_feedback_0'),
-        CheckConstraint('performance_rating IS NULL OR performance_rating <= 5', name='ck_interview_feedback_1'),
+        CheckConstraint('"performance_rating" IS NULL OR "performance_rating" >= 1', name='ck_interview_feedback_0'),
+        CheckConstraint('"performance_rating" IS NULL OR "performance_rating" <= 5', name='ck_interview_feedback_1'),
     )
     feedback_id: str = Field(primary_key=True)
     interview_id: str = Field(foreign_key='interview_schedule.interview_id', unique=True, nullable=False, description='The interview the feedback is about.')
@@ -130,10 +130,10 @@ class JobOffer(Base, table=True):
     'Job offers received for applications (at most one per application).'
     __tablename__ = 'job_offer'
     __table_args__ = (
-        CheckConstraint('base_salary IS NULL OR base_salary >= 0', name='ck_job_offer_0'),
-        CheckConstraint("salary_currency IS NULL OR salary_currency IN ('USD', 'EUR', 'GBP', 'CAD', 'AUD', 'INR', 'JPY', 'CHF', 'CNY', 'SGD')", name='ck_job_offer_1'),
-        CheckConstraint('signing_bonus IS NULL OR signing_bonus >= 0', name='ck_job_offer_2'),
-        CheckConstraint("offer_status IS NULL OR offer_status IN ('pending', 'accepted', 'declined')", name='ck_job_offer_3'),
+        CheckConstraint('"base_salary" IS NULL OR "base_salary" >= 0', name='ck_job_offer_0'),
+        CheckConstraint('"salary_currency" IS NULL OR "salary_currency" IN (\'USD\', \'EUR\', \'GBP\', \'CAD\', \'AUD\', \'INR\', \'JPY\', \'CHF\', \'CNY\', \'SGD\')', name='ck_job_offer_1'),
+        CheckConstraint('"signing_bonus" IS NULL OR "signing_bonus" >= 0', name='ck_job_offer_2'),
+        CheckConstraint('"offer_status" IS NULL OR "offer_status" IN (\'pending\', \'accepted\', \'declined\')', name='ck_job_offer_3'),
     )
     offer_id: str = Field(primary_key=True)
     application_id: str = Field(foreign_key='job_application.application_id', unique=True, nullable=False)
@@ -151,15 +151,15 @@ class UserProfile(Base, table=True):
     "The job seeker's profile, the source of applications made from postings."
     __tablename__ = 'user_profile'
     __table_args__ = (
-        CheckConstraint('full_name IS NULL OR length(full_name) <= 100', name='ck_user_profile_0'),
-        CheckConstraint('email IS NULL OR length(email) <= 200', name='ck_user_profile_1'),
-        CheckConstraint('phone IS NULL OR length(phone) <= 30', name='ck_user_profile_2'),
-        CheckConstraint('headline IS NULL OR length(headline) <= 200', name='ck_user_profile_3'),
-        CheckConstraint('location IS NULL OR length(location) <= 200', name='ck_user_profile_4'),
-        CheckConstraint('years_experience IS NULL OR years_experience >= 0', name='ck_user_profile_5'),
-        CheckConstraint('years_experience IS NULL OR years_experience <= 60', name='ck_user_profile_6'),
-        CheckConstraint('desired_salary_min IS NULL OR desired_salary_min >= 0', name='ck_user_profile_7'),
-        CheckConstraint("salary_currency IS NULL OR salary_currency IN ('USD', 'EUR', 'GBP', 'CAD', 'AUD', 'INR', 'JPY', 'CHF', 'CNY', 'SGD')", name='ck_user_profile_8'),
+        CheckConstraint('"full_name" IS NULL OR length("full_name") <= 100', name='ck_user_profile_0'),
+        CheckConstraint('"email" IS NULL OR length("email") <= 200', name='ck_user_profile_1'),
+        CheckConstraint('"phone" IS NULL OR length("phone") <= 30', name='ck_user_profile_2'),
+        CheckConstraint('"headline" IS NULL OR length("headline") <= 200', name='ck_user_profile_3'),
+        CheckConstraint('"location" IS NULL OR length("location") <= 200', name='ck_user_profile_4'),
+        CheckConstraint('"years_experience" IS NULL OR "years_experience" >= 0', name='ck_user_profile_5'),
+        CheckConstraint('"years_experience" IS NULL OR "years_experience" <= 60', name='ck_user_profile_6'),
+        CheckConstraint('"desired_salary_min" IS NULL OR "desired_salary_min" >= 0', name='ck_user_profile_7'),
+        CheckConstraint('"salary_currency" IS NULL OR "salary_currency" IN (\'USD\', \'EUR\', \'GBP\', \'CAD\', \'AUD\', \'INR\', \'JPY\', \'CHF\', \'CNY\', \'SGD\')', name='ck_user_profile_8'),
     )
     profile_id: str = Field(primary_key=True)
     full_name: str = Field(max_length=100, nullable=False)
@@ -179,15 +179,15 @@ class JobPosting(Base, table=True):
     'Job postings the job seeker saved while searching.'
     __tablename__ = 'job_posting'
     __table_args__ = (
-        CheckConstraint('company_name IS NULL OR length(company_name) <= 200', name='ck_job_posting_0'),
-        CheckConstraint('job_title IS NULL OR length(job_title) <= 200', name='ck_job_posting_1'),
-        CheckConstraint('location IS NULL OR length(location) <= 200', name='ck_job_posting_2'),
-        CheckConstraint("employment_type IS NULL OR employment_type IN ('full_time', 'part_time', 'contract', 'internship')", name='ck_job_posting_3'),
-        CheckConstraint('salary_min IS NULL OR salary_min >= 0', name='ck_job_posting_4'),
-        CheckConstraint('salary_max IS NULL OR salary_max >= 0', name='ck_job_posting_5'),
-        CheckConstraint("salary_currency IS NULL OR salary_currency IN ('USD', 'EUR', 'GBP', 'CAD', 'AUD', 'INR', 'JPY', 'CHF', 'CNY', 'SGD')", name='ck_job_posting_6'),
-        CheckConstraint('source IS NULL OR length(source) <= 100', name='ck_job_posting_7'),
-        CheckConstraint("posting_status IS NULL OR posting_status IN ('open', 'closed')", name='ck_job_posting_8'),
+        CheckConstraint('"company_name" IS NULL OR length("company_name") <= 200', name='ck_job_posting_0'),
+        CheckConstraint('"job_title" IS NULL OR length("job_title") <= 200', name='ck_job_posting_1'),
+        CheckConstraint('"location" IS NULL OR length("location") <= 200', name='ck_job_posting_2'),
+        CheckConstraint('"employment_type" IS NULL OR "employment_type" IN (\'full_time\', \'part_time\', \'contract\', \'internship\')', name='ck_job_posting_3'),
+        CheckConstraint('"salary_min" IS NULL OR "salary_min" >= 0', name='ck_job_posting_4'),
+        CheckConstraint('"salary_max" IS NULL OR "salary_max" >= 0', name='ck_job_posting_5'),
+        CheckConstraint('"salary_currency" IS NULL OR "salary_currency" IN (\'USD\', \'EUR\', \'GBP\', \'CAD\', \'AUD\', \'INR\', \'JPY\', \'CHF\', \'CNY\', \'SGD\')', name='ck_job_posting_6'),
+        CheckConstraint('"source" IS NULL OR length("source") <= 100', name='ck_job_posting_7'),
+        CheckConstraint('"posting_status" IS NULL OR "posting_status" IN (\'open\', \'closed\')', name='ck_job_posting_8'),
     )
     posting_id: str = Field(primary_key=True)
     company_name: str = Field(max_length=200, nullable=False)
