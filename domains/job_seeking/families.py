@@ -26,7 +26,11 @@ def applications(rng, name, email, companies, title, status):
              "created_at": "2025-02-10T10:00:00"} for i, company in enumerate(companies)]
 '''
 
-# Programs: each company of params, its application with params' title, then the family's call.
+# Programs: the application at params' company (or each of params' companies) with params' title,
+# then the family's calls.
+ONE = '''apps = call("search_apps_by_keyword", keyword=params["company"])["applications"]
+app = [a for a in apps if a["job_title"] == params["title"]][0]
+'''
 EACH = '''for company in params["companies"]:
     apps = call("search_apps_by_keyword", keyword=company)["applications"]
     app = [a for a in apps if a["job_title"] == params["title"]][0]
@@ -111,9 +115,7 @@ def instance(rng, level):
             "user_profile": {"name": name, "persona": "a job seeker checking in", "known_info": [email, title, company],
                              "unknown_info": ["status", "priority"]},
             "facts": {"status": asked["status"], "priority": asked["priority_level"]}}
-''', "program": '''apps = call("search_apps_by_keyword", keyword=params["company"])["applications"]
-app = [a for a in apps if a["job_title"] == params["title"]][0]
-call("get_application_details", application_id=app["application_id"])
+''', "program": ONE + '''call("get_application_details", application_id=app["application_id"])
 '''}
 
 INTERVIEW = {"goal": "put an interview the employer set up in the tracker", "generator": VALUES + '''
@@ -139,9 +141,7 @@ def instance(rng, level):
             "user_profile": {"name": name, "persona": "a job seeker who just got an invitation",
                              "known_info": [email, company, title, when, interviewer, place],
                              "unknown_info": ["application ids"]}}
-''', "program": '''apps = call("search_apps_by_keyword", keyword=params["company"])["applications"]
-app = [a for a in apps if a["job_title"] == params["title"]][0]
-call("schedule_interview", application_id=app["application_id"], interview_type=params["kind"],
+''', "program": ONE + '''call("schedule_interview", application_id=app["application_id"], interview_type=params["kind"],
      interview_date=params["when"], interviewer_name=params["interviewer"], interview_location=params["place"])
 if params["stage"]:
     call("add_application_stage", application_id=app["application_id"], stage_name=params["stage"])
@@ -182,9 +182,7 @@ def instance(rng, level):
             "user_profile": {"name": name, "persona": "a job seeker weighing offers", "known_info": [email, company, title],
                              "unknown_info": ["base salary", "start date"]},
             "facts": {"base salary": offer["base_salary"], "start date": offer["start_date"]}}
-''', "program": '''apps = call("search_apps_by_keyword", keyword=params["company"])["applications"]
-app = [a for a in apps if a["job_title"] == params["title"]][0]
-call("get_application_offer", application_id=app["application_id"])
+''', "program": ONE + '''call("get_application_offer", application_id=app["application_id"])
 '''}
 
 NEXT_INTERVIEW = {"goal": "ask when and with whom an interview is", "generator": VALUES + '''
@@ -206,9 +204,7 @@ def instance(rng, level):
             "user_profile": {"name": name, "persona": "a nervous candidate", "known_info": [email, company, title],
                              "unknown_info": ["interview date", "interviewer"]},
             "facts": {"interviewer": first["interviewer_name"], "interview date": first["interview_date"]}}
-''', "program": '''apps = call("search_apps_by_keyword", keyword=params["company"])["applications"]
-app = [a for a in apps if a["job_title"] == params["title"]][0]
-call("get_application_interviews", application_id=app["application_id"])
+''', "program": ONE + '''call("get_application_interviews", application_id=app["application_id"])
 '''}
 
 FAMILIES = [PRIORITY, NOTE, STATUS, DEADLINE, INTERVIEW, OFFER, WITHDRAW, NEXT_INTERVIEW]
