@@ -169,10 +169,14 @@ def test_a_recorded_family_run_replays_offline_byte_identically(tmp_path, monkey
     counts = first["families"]
     assert counts["by_family"]["fam_001"]["instances"] == 2 and counts["by_family"]["fam_001"]["dropped"] == 1
     assert counts["tokens_per_instance"] == first["tokens_per_task"] > 0
-    replayed = stage_main.run_stage(out, LLM(None, Transcript(path)), n=0, families=1, instances=3, log=lambda _m: None)
+    # the replay is told nothing: it takes what the recording built from index.json's settings
+    settings = stage_main.recorded_settings(out)
+    assert settings["families"] == 1 and settings["instances"] == 3 and settings["n"] == 0
+    replayed = stage_main.run_stage(out, LLM(None, Transcript(path)), log=lambda _m: None, **settings)
     assert replayed["built"] == 2
     assert {p.name: p.read_bytes() for p in sorted((out / "tasks").iterdir())} == written
     assert {"fam_001_1.json", "fam_001_3.json", "index.json", "README.md"} <= set(written)
+    assert "fam_001_2.json" not in written  # the dropped instance
 
 
 ASKING = '''
