@@ -128,9 +128,28 @@ def order_problems(g: nx.DiGraph, chain: list[str]) -> list[str]:
     return problems
 
 
+class _Budget:
+    """Steps one prerequisite search may take. The search backtracks over every producer of every
+    input; on a dense graph (a 50-tool domain whose inputs each have several producers) that is
+    exponential, so a search past its budget gives up (None) and the sampler tries the next start.
+    Searches that finish within it are untouched, so the chains sampled for them stay the same."""
+
+    STEPS = 20_000
+
+    def __init__(self):
+        self.left = self.STEPS
+
+    def spend(self) -> bool:
+        self.left -= 1
+        return self.left >= 0
+
+
 def _resolve(g: nx.DiGraph, tool: str, chain: list[str], ok: set[str], rng: random.Random,
-             max_len: int, detour: float, visiting: frozenset[str]) -> list[str] | None:
+             max_len: int, detour: float, visiting: frozenset[str], budget: _Budget | None = None) -> list[str] | None:
     """`chain` extended by the prerequisites of `tool` and then `tool`; None when that cannot fit."""
+    budget = budget or _Budget()
+    if not budget.spend():
+        return None
     chain = list(chain)
     visiting = visiting | {tool}
     for param in model.inputs_of(g, tool):
@@ -149,7 +168,7 @@ def _resolve(g: nx.DiGraph, tool: str, chain: list[str], ok: set[str], rng: rand
             continue
         rng.shuffle(producers)
         for producer in producers:
-            extended = _resolve(g, producer, chain, ok, rng, max_len, detour, visiting)
+            extended = _resolve(g, producer, chain, ok, rng, max_len, detour, visiting, budget)
             if extended is not None:
                 chain = extended
                 break
@@ -161,7 +180,7 @@ def _resolve(g: nx.DiGraph, tool: str, chain: list[str], ok: set[str], rng: rand
             continue
         if producer not in ok or producer in visiting:
             return None
-        chain = _resolve(g, producer, chain, ok, rng, max_len, detour, visiting)
+        chain = _resolve(g, producer, chain, ok, rng, max_len, detour, visiting, budget)
         if chain is None:
             return None
     if len(chain) >= max_len:

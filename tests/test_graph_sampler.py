@@ -147,3 +147,29 @@ def test_a_chain_created_entity_still_owes_its_preconditions():
          "complete_visit never establishes")]
     chains = [sample_chain(vet, seed, max_len=5) for seed in range(200)]
     assert not any("create_visit" in c and "record_vaccination" in c and "complete_visit" not in c for c in chains)
+
+
+@settings(max_examples=100, deadline=None)
+@given(g=random_graphs(), seed=st.integers(0, 2**32 - 1), max_len=st.integers(1, 8), steps=st.integers(1, 30))
+def test_a_search_cut_short_by_its_budget_still_gives_a_valid_chain(g, seed, max_len, steps):
+    """A dense graph's prerequisite search is exponential; past its budget a start is given up, and
+    what is returned still validates (or is empty)."""
+    from graph import sampler
+    budget = sampler._Budget.STEPS
+    sampler._Budget.STEPS = steps
+    try:
+        chain = sample_chain(g, seed, max_len)
+    finally:
+        sampler._Budget.STEPS = budget
+    assert len(chain) <= max_len and (not chain or validate_chain(g, chain) == [])
+
+
+def test_the_budget_leaves_a_search_that_finishes_within_it_unchanged():
+    from graph import sampler
+    before = [sample_chain(JOBS, seed, max_len=7) for seed in range(50)]
+    budget = sampler._Budget.STEPS
+    sampler._Budget.STEPS = 10**9
+    try:
+        assert [sample_chain(JOBS, seed, max_len=7) for seed in range(50)] == before
+    finally:
+        sampler._Budget.STEPS = budget
