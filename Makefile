@@ -60,11 +60,13 @@ universe: env
 graph: env
 	$(PY) -m graph "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
-# The task stage alone: N task slots (default 48), SEED (default 1); see tasks/.
+# The task stage alone: N task slots (default 48), FAMILIES task families of INSTANCES instances each
+# (default none, 6), SEED (default 1); see tasks/.
 .PHONY: tasks
 tasks: env
 	$(PY) -m pipeline.universe "$(NAME)" --run tasks $(if $(MODEL),--model $(MODEL)) $(if $(JOBS),--jobs $(JOBS)) \
-		-- $(if $(N),--n $(N)) $(if $(SEED),--seed $(SEED))
+		-- $(if $(N),--n $(N)) $(if $(FAMILIES),--families $(FAMILIES)) $(if $(INSTANCES),--instances $(INSTANCES)) \
+		$(if $(SEED),--seed $(SEED))
 
 verify: env
 	$(PY) -m pipeline.universe "$(NAME)" --run verify $(if $(JOBS),--jobs $(JOBS))

@@ -3,7 +3,7 @@
 import argparse
 import importlib
 
-BENCHES = ["domain", "graph", "mutation", "reward", "runtime", "ray", "rollouts", "tasks", "export"]
+BENCHES = ["domain", "graph", "mutation", "reward", "runtime", "ray", "rollouts", "tasks", "families", "export"]
 
 
 def main() -> None:

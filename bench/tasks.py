@@ -1,8 +1,9 @@
 """Task-build time and tokens per task for job_seeking, offline: `python -m bench tasks`.
 
-The task stage replays its recorded transcript in a copy of the domain folder, so the time is
-the stage's own work: confined chain programs, runtime episodes, distractor checks, probes and
-the reward both ways. Tokens are those the recorded answers cost when they were made.
+The task stage replays its recorded transcript (with the families and derived tasks it recorded)
+in a copy of the domain folder, so the time is the stage's own work: confined chain programs and
+generators, runtime episodes, distractor checks, probes and the reward both ways. Tokens are those
+the recorded answers cost when they were made.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 from llm import LLM, Transcript
-from tasks.__main__ import run_stage
+from tasks.__main__ import recorded_settings, run_stage
 
 ROOT = Path(__file__).resolve().parent.parent
 SCALEENV_TOKENS = 93_200  # ScaleEnv, table of token costs: task generation per task
@@ -27,7 +28,7 @@ def main() -> None:
         shutil.copytree(source, out, ignore=shutil.ignore_patterns("task_*.json", ".embeddings", "*.svg"))
         llm = LLM(None, Transcript(out / "tasks" / "transcript.jsonl"))
         started = time.perf_counter()
-        summary = run_stage(out, llm, log=lambda _m: None)
+        summary = run_stage(out, llm, log=lambda _m: None, **recorded_settings(out))  # what the recording built
         seconds = time.perf_counter() - started
     built = summary["built"]
     print(f"tasks built: {built} verified of {built + summary['dropped']} slots, levels {summary['levels']}")

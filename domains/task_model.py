@@ -64,7 +64,11 @@ class TaskMetadata(BaseModel):
     repairs: list[str] = Field([], description="what failed and was fed back before the task verified")
     reward_before: float = Field(description="reward of the untouched initial state (< 1); on a refusal task, "
                                              "of an episode that made the forbidden call (< 1)")
-    tokens: int = Field(0, description="LLM tokens (prompt + completion) spent on this task")
+    tokens: int = Field(0, description="LLM tokens (prompt + completion) spent on this task; for an instance of a "
+                                       "family, the family's tokens shared among its verified instances")
+    # Absent for tasks built one by one, so that they keep their bytes.
+    family: str | None = Field(None, description="the task family whose generator drew this instance")
+    instance_seed: int | None = Field(None, description="the seed the family's generator drew this instance with")
 
 
 TaskKind = Literal["change", "answer", "refusal"]

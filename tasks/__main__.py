@@ -1,10 +1,13 @@
-"""`python -m tasks NAME [--n N] [--seed S] [--model MODEL]`: the task stage alone (`make tasks`).
+"""`python -m tasks NAME [--n N] [--families F --instances M] [--seed S] [--model MODEL]`: the task stage
+alone (`make tasks`).
 
 Writes domains/NAME/tasks/<id>.json, index.json and README.md (the tasks report), and the task
 counts into report.json. Every LLM exchange goes to domains/NAME/tasks/transcript.jsonl; with no
 model that transcript is replayed, so a bundled domain rebuilds the same bytes offline. With a
 model, the expansion gate's g(D) comes from an LLM oracle agent (tasks/oracle.py), replayed with
-the rest; without one, and in transcripts recorded before it, from the executed search.
+the rest; without one, and in transcripts recorded before it, from the executed search. With
+`--families`, each family is one model-written generator whose instances are verified one by one
+(tasks/family.py).
 """
 
 from __future__ import annotations
@@ -23,30 +26,35 @@ from llm import LLM, MissingStep, Transcript, backend_for
 from mcp_servers.runtime import Environment
 from tasks import execute
 from tasks.build import Dropped, Stage, build_task
+from tasks.family import build_family
 from tasks.kinds import derive
 from tasks.oracle import oracle_for
 from tasks.report import write_outputs
 from tasks.vocabulary import recorded_or_asked
 
-DEFAULT_N, DEFAULT_SEED = 48, 1
+DEFAULT_N, DEFAULT_SEED, DEFAULT_INSTANCES = 48, 1, 6
 
 
 def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None, answers: int = 0,
-              refusals: int = 0, oracle: str = "auto") -> dict:
-    """Build up to `n` tasks for the domain in `out`, then up to `answers` answer tasks and `refusals`
-    refusal tasks from the verified ones (tasks/kinds.py, no model); returns the summary written to
-    report.json. `oracle="executed"` decides g(D) by the executed search even with a model (no
-    oracle requests)."""
+              refusals: int = 0, oracle: str = "auto", families: int = 0, instances: int = DEFAULT_INSTANCES,
+              authored: bool = False) -> dict:
+    """Build up to `n` tasks for the domain in `out` and `families` task families of up to `instances`
+    verified instances each, then up to `answers` answer tasks and `refusals` refusal tasks from the
+    verified ones (tasks/kinds.py, no model); returns the summary written to report.json.
+    `oracle="executed"` decides g(D) by the executed search even with a model (no oracle requests).
+    `authored`: the answers are written by hand (a scripted backend), so g(D) comes from the executed
+    search and the distractors from no vocabulary, as when the bundled job_seeking tasks were recorded."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
     graph = from_json((out / "graph.json").read_text())
     started = time.perf_counter()
     tasks: list[Task] = []
     dropped: dict[str, list[str]] = {}
+    built_families = []
     with Environment(out, workers=2) as env:
-        feasibility = None if oracle == "executed" else oracle_for(llm, env)
+        feasibility = None if oracle == "executed" or authored else oracle_for(llm, env)
         stage = Stage(spec, graph, llm, env, feasibility=feasibility, log=log,
-                      vocabulary=recorded_or_asked(llm, spec))
+                      vocabulary=None if authored else recorded_or_asked(llm, spec))
         try:
             for i in range(n):
                 task_id = f"task_{i + 1:03d}"
@@ -60,12 +68,28 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
                 log(f"{task_id}: verified, level {task.metadata.complexity_level}, "
                     f"{len(task.reference_solution)} calls, {task.metadata.distractor_rows} distractor rows, "
                     f"{task.metadata.tokens} tokens")
+            for i in range(families):
+                family_id = f"fam_{i + 1:03d}"
+                try:
+                    family = build_family(stage, family_id, i, seed, instances)
+                except Dropped as drop:
+                    dropped.setdefault(f"family:{drop.reason}", []).append(family_id)
+                    log(f"{family_id}: dropped ({drop.reason}): {drop.detail.splitlines()[0]}")
+                    continue
+                built_families.append(family)
+                tasks += family.tasks
+                for reason, ids in family.dropped.items():
+                    dropped.setdefault(f"instance:{reason}", []).extend(ids)
+                log(f"{family_id}: {len(family.tasks)} of {instances} instances verified, {family.tokens} tokens")
             if answers or refusals:
                 tasks += derive(env, spec, list(tasks), answers, refusals, seed, dropped, log)
         finally:
             execute.close()  # the chain programs' template process
-    settings = {"n": n, "seed": seed, "answers": answers, "refusals": refusals, "oracle": oracle}
-    return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started, settings)
+    settings = {"n": n, "seed": seed, "answers": answers, "refusals": refusals, "oracle": oracle,
+                # kept only where a run built families, so that the other indexes keep their bytes
+                **({"families": families, "instances": instances, "authored": authored} if families else {})}
+    return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started, settings,
+                         families=(families, built_families) if families else None)
 
 
 def recorded_settings(out: Path) -> dict:
@@ -84,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="answer tasks to derive from the verified tasks' reads (no model; default 0)")
     parser.add_argument("--refusals", type=int,
                         help="refusal tasks to derive from calls the policy forbids (no model; default 0)")
+    parser.add_argument("--families", type=int,
+                        help="task families to build: one model-written generator each (default 0; on replay, the "
+                             "recorded run's)")
+    parser.add_argument("--instances", type=int,
+                        help=f"instances to draw and verify per family (default {DEFAULT_INSTANCES})")
     parser.add_argument("--oracle", choices=["auto", "executed"],
                         help="g(D): the model's best-of-k agent where a chain is possible (auto, with a model), "
                              "or the executed search, which asks nothing")
@@ -103,8 +132,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # what is not given: on replay as the recorded run had it, else the defaults
     recorded = {} if args.model else recorded_settings(out)
-    defaults = {"n": DEFAULT_N, "seed": DEFAULT_SEED, "answers": 0, "refusals": 0, "oracle": "auto"}
+    defaults = {"n": DEFAULT_N, "seed": DEFAULT_SEED, "answers": 0, "refusals": 0, "oracle": "auto", "families": 0,
+                "instances": DEFAULT_INSTANCES}
     options = {k: v if (v := getattr(args, k)) is not None else recorded.get(k, default) for k, default in defaults.items()}
+    options["authored"] = recorded.get("authored", False)  # a hand-written recording replays as it was made
+    if options["families"] and options["instances"] < 1:
+        parser.error("--instances must be at least 1")
     transcript = Transcript(transcript_path)
     if args.model and args.fresh:
         transcript.clear()

@@ -34,7 +34,7 @@ _DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$")
 MAX_TEXT = 60  # longer text is a description, not a fact a user asks to hear back
 
 
-def _fact_type(value: Any) -> str:
+def fact_type(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "number"
     if _DATETIME.match(value):
@@ -107,7 +107,7 @@ def answer_task(env: Environment, spec: DomainSpec, task_id: str, state: State, 
             continue
         label, where, value = rng.choice(options)
         labels.append(label)
-        facts.append(Fact(label=label, value=value, type=_fact_type(value), source=f"{step}.{call.tool}: {where}"))
+        facts.append(Fact(label=label, value=value, type=fact_type(value), source=f"{step}.{call.tool}: {where}"))
     if not facts:
         raise Dropped("answer", "the outputs hold nothing a user would ask for")
     instruction = phrasing.asks(seed, record, labels)

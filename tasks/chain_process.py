@@ -6,12 +6,18 @@ as descriptors 0 (replies in) and 3 (calls out), says it is ready with the layer
 only then reads its program. The program's only capability is `call(tool, **arguments)`, which
 asks the parent (one JSON line out, one JSON line back); the parent runs the call in an episode
 of the runtime. It ends with `{"done": true}` or `{"failed": ..., "traceback": ...}`.
+
+A program of a task family reads its instance's parameters as `params`. A family's generator runs
+the same way, with no `call` at all: its source defines `instance(rng, level)`, called here with
+a `random.Random` seeded by the parent, and its result goes back as `{"instance": ...}` (JSON, or
+a failure when it is not JSON).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 
 from sandbox import generated
 from sandbox.template import Service as TemplateService
@@ -48,12 +54,27 @@ class Service(TemplateService):
             os.close(fd)
         _IN, _OUT = os.fdopen(0, "r"), os.fdopen(3, "w")
         _send({"ready": True, "layers": layers})
-        source = json.loads(_IN.readline())["source"]  # nothing read from here on is trusted
+        request = json.loads(_IN.readline())
+        source, drawn = request["source"], request.get("instance")  # nothing read from here on is trusted
         try:
-            generated.run(compile(source, "<chain>", "exec"), "chain", {"call": call, "ToolFailed": ToolFailed},
-                          self.where)
+            if drawn is None:
+                generated.run(compile(source, "<chain>", "exec"), "chain",
+                              {"call": call, "ToolFailed": ToolFailed, "params": request.get("params") or {}},
+                              self.where)
+            else:
+                _send({"instance": _instance(source, drawn["seed"], drawn["level"], self.where)})
+                return
         except BaseException as error:  # the program may raise anything
             _send({"failed": f"{type(error).__name__}: {error}",
                    "traceback": generated.program_traceback(error, source, "<chain>")})
             return
         _send({"done": True})
+
+
+def _instance(source: str, seed: int, level: int, where: str):
+    """What the generator's `instance(rng, level)` returns, as plain JSON data."""
+    namespace = generated.run(compile(source, "<chain>", "exec"), "generator", {}, where)
+    make = namespace.get("instance")
+    if not callable(make):
+        raise TypeError("the generator defines no function instance(rng, level)")
+    return json.loads(json.dumps(make(random.Random(seed), level), allow_nan=False))  # refuses what is not JSON

@@ -47,7 +47,7 @@ def metadata(base: TaskMetadata | None, seed: int, level: int, calls: list[ToolC
     chain = [call.tool for call in calls]
     inherited = base.model_dump(include={"subgraph_nodes", "subgraph_edges", "complexity", "feasibility",
                                          "feasibility_source", "p", "expansions", "auxiliary_chains", "probes",
-                                         "distractor_rows", "distractors_rejected"}) if base else {
+                                         "distractor_rows", "distractors_rejected", "family"}) if base else {
         "subgraph_nodes": sorted(set(chain)), "subgraph_edges": [], "complexity": len(set(chain)) / 50,
         "feasibility": 0.0, "p": 0.0, "distractor_rows": 0}
     return TaskMetadata(seed=seed, complexity_level=level, seed_chain=chain, chain=chain, chains=[chain],

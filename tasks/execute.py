@@ -46,66 +46,97 @@ def template_for(memory_mb: int = 512, policy: Policy = CHAIN_PROGRAMS) -> Chain
 
 
 def run_chain(episode: Episode, source: str, timeout: float = 30.0, max_calls: int = 60,
-              memory_mb: int = 512, policy: Policy = CHAIN_PROGRAMS) -> ChainRun:
-    """Execute `source` with `call(tool, **arguments)` bound to `episode`; a failure is reported, not
-    raised. `policy` is the chain programs' own, but for tests that leave a layer off."""
+              memory_mb: int = 512, policy: Policy = CHAIN_PROGRAMS, params: dict | None = None) -> ChainRun:
+    """Execute `source` with `call(tool, **arguments)` bound to `episode` (and `params`, a task
+    family's instance parameters); a failure is reported, not raised. `policy` is the chain
+    programs' own, but for tests that leave a layer off."""
     out = ChainRun()
+    request = {"source": source, **({"params": params} if params is not None else {})}
+    out.error = _in_fork(request, memory_mb, policy,
+                         lambda fork, template: _serve(episode, request, fork, template, out, timeout, max_calls))
+    return out
+
+
+def run_generator(source: str, seed: int, level: int, timeout: float = 10.0, memory_mb: int = 512,
+                  policy: Policy = CHAIN_PROGRAMS) -> tuple[object, str | None]:
+    """(what a family generator's `instance(rng, level)` returned, None), or (None, the failure): run
+    confined exactly as a chain program is, with no tool to call."""
+    request = {"source": source, "instance": {"seed": seed, "level": level}}
+    got: list = [None]
+
+    def serve(fork: Fork, template: ChainTemplate) -> str | None:
+        deadline = time.monotonic() + timeout
+        try:
+            if not fork.send(json.dumps(request) + "\n", deadline) or (line := fork.receive(deadline)) is None:
+                return f"the generator ran longer than {timeout:g} s"
+            if not line:
+                return f"the generator's process died (exit {template.finish(fork, grace=1.0)})"
+            message = json.loads(line)
+        except (BrokenPipeError, ValueError) as error:
+            return f"the generator's process broke the protocol: {error}"
+        if isinstance(message, dict) and "failed" in message:
+            return f"{message['failed']}\n{message.get('traceback', '')}".strip()
+        if not isinstance(message, dict) or "instance" not in message:
+            return f"the generator's process broke the protocol: not an instance: {line[:80].strip()}"
+        got[0] = message["instance"]
+        return None
+
+    error = _in_fork(request, memory_mb, policy, serve)
+    return got[0], error
+
+
+def _in_fork(request: dict, memory_mb: int, policy: Policy, serve) -> str | None:
+    """Run `serve(fork, template)` on a fresh confined fork after the static check of the request's
+    source; the failure it returns, or the check's or the fork's."""
     try:
-        check_source(source)
+        check_source(request["source"])
     except UnsafeCode as error:
-        out.error = f"the program was refused: {error}"
-        return out
+        return f"the program was refused: {error}"
     with _lock:
         template = template_for(memory_mb, policy)
         try:
             fork = template.fork()
         except TemplateError as error:
-            out.error = f"the program's process did not start: {error}"
-            return out
+            return f"the program's process did not start: {error}"
         try:
-            _serve(episode, source, fork, template, out, timeout, max_calls)
+            return serve(fork, template)
         finally:
             template.finish(fork)
-    return out
 
 
-def _serve(episode: Episode, source: str, fork: Fork, template: ChainTemplate, out: ChainRun, timeout: float,
-           max_calls: int) -> None:
-    """Send the program, then serve its calls until it is done, fails, dies or runs out of time."""
+def _serve(episode: Episode, request: dict, fork: Fork, template: ChainTemplate, out: ChainRun, timeout: float,
+           max_calls: int) -> str | None:
+    """Send the program, then serve its calls until it is done, fails, dies or runs out of time; the
+    failure, or None."""
     deadline = time.monotonic() + timeout
     late = f"the program ran longer than {timeout:g} s"
     try:
-        if not fork.send(json.dumps({"source": source}) + "\n", deadline):
-            out.error = late
-            return
+        if not fork.send(json.dumps(request) + "\n", deadline):
+            return late
         while True:
             line = fork.receive(deadline)
             if line is None:
-                out.error = late
-                return
+                return late
             if not line:
-                out.error = f"the program's process died (exit {template.finish(fork, grace=1.0)})"
-                return
+                return f"the program's process died (exit {template.finish(fork, grace=1.0)})"
             message = json.loads(line)
             if not isinstance(message, dict) or not isinstance(message.get("arguments", {}), dict):
                 raise ValueError(f"not a call, a failure or the end: {line[:80].strip()}")
             if "call" not in message:
                 if "failed" in message:
-                    out.error = f"{message['failed']}\n{message.get('traceback', '')}".strip()
-                return
+                    return f"{message['failed']}\n{message.get('traceback', '')}".strip()
+                return None
             if len(out.results) >= max_calls:
-                out.error = f"the program made more than {max_calls} tool calls"
-                return
+                return f"the program made more than {max_calls} tool calls"
             tool, arguments = str(message["call"]), message.get("arguments") or {}
             result = episode.call(tool, arguments)
             out.results.append(result.result if result.ok else None)
             if result.ok:
                 out.calls.append(ToolCall(tool=tool, arguments=arguments))
             if not fork.send(json.dumps(result.as_dict()) + "\n", deadline):
-                out.error = late
-                return
+                return late
     except (BrokenPipeError, ValueError) as error:
-        out.error = f"the program's process broke the protocol: {error}"
+        return f"the program's process broke the protocol: {error}"
 
 
 @atexit.register

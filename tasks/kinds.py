@@ -9,7 +9,7 @@ verify is dropped and counted under its reason, like a change task.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from domains.spec import DomainSpec
 from domains.task_model import Task
@@ -19,11 +19,16 @@ from tasks.build import Dropped
 from tasks.refusals import refusal_calls, refusal_task
 
 
-def _round_robin(groups: list[list]) -> list:
-    out, depth = [], max((len(g) for g in groups), default=0)
-    for i in range(depth):
-        out += [g[i] for g in groups if i < len(g)]
-    return out
+def _round_robin(verified: list[Task], candidates: Callable[[Task], list]) -> Iterator:
+    """The first candidate of each task, then the second of each, ...; a task's candidates are found
+    (by execution) when first needed, so that a run wanting few derived tasks of many verified ones
+    stops early."""
+    groups = []
+    for task in verified:
+        groups.append(candidates(task))
+        yield from groups[-1][:1]
+    for i in range(1, max((len(g) for g in groups), default=0)):
+        yield from (g[i] for g in groups if i < len(g))
 
 
 def derive(env: Environment, spec: DomainSpec, verified: list[Task], answers: int, refusals: int, seed: int,
@@ -42,7 +47,7 @@ def derive(env: Environment, spec: DomainSpec, verified: list[Task], answers: in
         if not wanted:
             continue
         made = 0
-        for n, (task, candidate) in enumerate(_round_robin([candidates(t) for t in verified])):
+        for n, (task, candidate) in enumerate(_round_robin(verified, candidates)):
             if made >= wanted:
                 break
             task_id = f"{kind}_{made + 1:03d}"

@@ -16,13 +16,33 @@ def _write_json(path: Path, data: object) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+def family_counts(asked: int, built: list, tasks: list[Task]) -> dict:
+    """Families asked, verified and dropped; per family its instances by kind and level, the instances
+    it dropped, its repairs and tokens (`built`: tasks.family.Built)."""
+    mine = {b.family: [t for t in tasks if t.metadata and t.metadata.family == b.family] for b in built}
+    made = sum(len(b.tasks) for b in built)
+    tokens = sum(b.tokens for b in built)
+    return {
+        "asked": asked, "verified": len(built), "dropped": asked - len(built),
+        "instances": made, "instances_per_family": round(made / len(built), 2) if built else 0,
+        "tokens": tokens, "tokens_per_instance": round(tokens / made) if made else 0,
+        "by_family": {b.family: {
+            "instances": len(b.tasks), "dropped": sum(len(v) for v in b.dropped.values()),
+            "kinds": dict(sorted(Counter(t.kind for t in mine[b.family]).items())),
+            "levels": dict(sorted(Counter(str(t.metadata.complexity_level) for t in mine[b.family]).items())),
+            "repairs": len(b.repairs), "tokens": b.tokens} for b in built},
+    }
+
+
 def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[str, list[str]], llm: LLM,
-                  seconds: float, settings: dict | None = None) -> dict:
-    """`settings`: the stage's options (task slots, seed, derived kinds, oracle), kept in index.json
-    so that a replay builds the same tasks without being told them again."""
+                  seconds: float, settings: dict | None = None, families: tuple[int, list] | None = None) -> dict:
+    """`settings`: the stage's options (task slots, seed, derived kinds, oracle, families), kept in
+    index.json so that a replay builds the same tasks without being told them again. `families`:
+    (families asked, tasks.family.Built of each verified one), when the run built families."""
     folder = out / "tasks"
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in [*folder.glob("task_*.json"), *folder.glob("answer_*.json"), *folder.glob("refusal_*.json")]:
+    for stale in [*folder.glob("task_*.json"), *folder.glob("answer_*.json"), *folder.glob("refusal_*.json"),
+                  *folder.glob("fam_*.json")]:
         stale.unlink()
     for task in tasks:
         _write_json(folder / f"{task.id}.json", task.model_dump(mode="json", exclude_none=True))
@@ -45,13 +65,16 @@ def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[
         summary["kinds"] = {k: kinds[k] for k in sorted(kinds)}
         summary["levels_by_kind"] = {k: dict(sorted(Counter(str(t.metadata.complexity_level) for t in tasks
                                                              if t.kind == k).items())) for k in sorted(kinds)}
+    if families is not None:  # counted only where a run built families, so that other reports keep their bytes
+        summary["families"] = family_counts(*families, tasks)
     index = {**({"settings": settings} if settings else {}), "summary": summary,
              "dropped": {k: v for k, v in sorted(dropped.items())},
              "tasks": [{"id": t.id, "level": t.metadata.complexity_level, "chain": t.metadata.chain,
                         "calls": len(t.reference_solution), "distractor_rows": t.metadata.distractor_rows,
                         "subgraph_tools": len(t.metadata.subgraph_nodes), "complexity": t.metadata.complexity,
                         "tokens": t.metadata.tokens, "instruction": t.instruction,
-                        **({"kind": t.kind} if t.kind != "change" else {})} for t in tasks]}
+                        **({"kind": t.kind} if t.kind != "change" else {}),
+                        **({"family": t.metadata.family} if t.metadata.family else {})} for t in tasks]}
     _write_json(folder / "index.json", index)
     (folder / "README.md").write_text(report_page(spec, tasks, summary, index["dropped"]))
     report_path = out / "report.json"
@@ -75,7 +98,10 @@ def report_page(spec: DomainSpec, tasks: list[Task], summary: dict, dropped: dic
              "rejected because they changed the outcome",
              f"- LLM tokens: {summary['tokens']} in all, {summary['tokens_per_task']} per verified task",
              *([f"- kinds: {', '.join(f'{k}: {v}' for k, v in summary['kinds'].items())} (answer and refusal tasks "
-                "are derived from the verified change tasks without a model)"] if "kinds" in summary else []), "",
+                "are derived from the verified change tasks without a model"
+                + ("; a family's instances with facts are answer tasks too" if "families" in summary else "") + ")"]
+               if "kinds" in summary else []),
+             *(_family_lines(summary["families"]) if "families" in summary else []), "",
              "| task | level | calls | distractor rows | subgraph tools | c(H) | instruction |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for t in tasks:
@@ -86,3 +112,16 @@ def report_page(spec: DomainSpec, tasks: list[Task], summary: dict, dropped: dic
     if dropped:
         lines += ["", "Dropped: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in dropped.items())]
     return "\n".join(lines) + "\n"
+
+
+def _family_lines(counts: dict) -> list[str]:
+    lines = [f"- families: {counts['verified']} of {counts['asked']} verified ({counts['dropped']} dropped), "
+             f"{counts['instances']} instances ({counts['instances_per_family']} per family), "
+             f"{counts['tokens']} family tokens, {counts['tokens_per_instance']} per instance", "",
+             "| family | instances | dropped | kinds | levels | repairs | tokens |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, c in counts["by_family"].items():
+        kinds = ", ".join(f"{k}: {v}" for k, v in c["kinds"].items())
+        levels = ", ".join(f"{k}: {v}" for k, v in c["levels"].items())
+        lines.append(f"| {name} | {c['instances']} | {c['dropped']} | {kinds} | {levels} | {c['repairs']} | {c['tokens']} |")
+    return lines

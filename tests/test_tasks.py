@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from domains.spec import DomainSpec
-from domains.task_model import SCHEMA_PATH, json_schema
+from domains.task_model import SCHEMA_PATH, json_schema, task_ids
 from graph.model import from_json
 from llm import LLM, ScriptedBackend, Transcript
 from mcp_servers.runtime import CallResult, Environment
@@ -258,7 +258,7 @@ def test_dependency_aware_expansion_only_adds_tools_whose_inputs_are_produced_in
 def test_the_published_schema_is_current_and_every_bundled_task_follows_it():
     assert SCHEMA_PATH.read_text() == json_schema()
     schema = json.loads(SCHEMA_PATH.read_text())
-    files = sorted((DOMAIN / "tasks").glob("task_*.json"))
+    files = [DOMAIN / "tasks" / f"{task_id}.json" for task_id in task_ids(DOMAIN)]
     levels = set()
     for path in files:
         task = json.loads(path.read_text())

@@ -1,4 +1,5 @@
-"""`python -m domains.job_seeking.author_tasks [--n N] [--seed S]`: record job_seeking's task transcript.
+"""`python -m domains.job_seeking.author_tasks [--n N] [--seed S] [--families F --instances M] [--answers A]
+[--refusals R]`: record job_seeking's task transcript.
 
 The bundled domains ship without a model, so their task-stage answers are authored: this
 module stands in for the model, answering each real prompt of the stage (a scripted backend,
@@ -8,6 +9,12 @@ answers the gate and reward-policy questions from the numbers in the prompt. A f
 answers are deliberately wrong (a misspelt lookup, a dangling foreign key, a leaked record id)
 so that the recorded run shows the stage repairing them. Everything is recorded through the
 gateway into domains/job_seeking/tasks/transcript.jsonl, which `make tasks` then replays.
+
+Task families are answered with the hand-written families of domains/job_seeking/families.py, in
+turn; a few first answers misspell a tool, so that the run shows a family repaired. With families
+or derived tasks, the steps already recorded are answered as they were (their tasks keep their
+bytes) and only the new ones are authored. As when the tasks were first recorded, g(D) comes from the executed search
+and the distractors from no vocabulary.
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ import sys
 from faker import Faker
 
 from domains import registry
+from domains.job_seeking.families import FAMILIES
 from llm import LLM, StepKey, Transcript, count_tokens
-from tasks.__main__ import DEFAULT_N, DEFAULT_SEED, run_stage
+from tasks.__main__ import DEFAULT_INSTANCES, DEFAULT_N, DEFAULT_SEED, run_stage
 
 STAMP = "2025-02-10T10:00:00"
 
@@ -244,11 +252,15 @@ class AuthorBackend:
 
     model = "authored"
 
-    def __init__(self):
+    def __init__(self, recorded: dict[str, dict] | None = None):
         self.picked: dict[str, object] = {}
         self.used: dict[object, int] = {}
+        self.recorded = recorded or {}  # steps kept from the transcript: answered as they were
 
     def complete(self, key: StepKey, turn: int, messages: list[dict]) -> tuple[str, dict]:
+        kept = self.recorded.get(f"{key}#{turn}" if turn else str(key))
+        if kept is not None:  # the same answer and usage, whatever the prompt has become since
+            return kept["response"], kept["usage"]
         prompt = messages[-1]["content"] if turn == 0 else messages[1]["content"]
         task, _, step = key.item.partition(".")
         n = int(task.split("_")[1])
@@ -294,6 +306,12 @@ class AuthorBackend:
                    "unknown_info": "record ids; the user refers to applications by company and job title"}
         return {"draft": draft, "instruction": said, "user_profile": profile}
 
+    def family(self, task, n, attempt, prompt):
+        chosen = dict(FAMILIES[(n - 1) % len(FAMILIES)])
+        if attempt == 0 and n % 9 == 4:  # a misspelt tool: the first instance fails and the family is repaired
+            chosen["program"] = chosen["program"].replace('call("search_apps_by_keyword"', 'call("search_applications"')
+        return chosen
+
     def reward(self, task, n, attempt, prompt):
         columns = re.search(r"these columns: (.*)\.$", prompt).group(1).split(", ")
         return {"policies": {c: "semantic" if c.endswith(("_reason", "_notes")) else "hard" for c in columns}}
@@ -304,13 +322,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", nargs="?", default="job_seeking", help="the folder under domains/ (default job_seeking)")
     parser.add_argument("--n", type=int, default=DEFAULT_N)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--families", type=int, default=0)
+    parser.add_argument("--instances", type=int, default=DEFAULT_INSTANCES)
+    parser.add_argument("--answers", type=int, default=0)
+    parser.add_argument("--refusals", type=int, default=0)
     args = parser.parse_args(argv)
     out = registry.folder(args.name)
     transcript = Transcript(out / "tasks" / "transcript.jsonl")
+    recorded = dict(transcript.entries) if args.families or args.answers or args.refusals else {}
     transcript.clear()
-    llm = LLM(AuthorBackend(), transcript)
+    llm = LLM(AuthorBackend(recorded), transcript)
     try:
-        summary = run_stage(out, llm, args.n, args.seed)
+        summary = run_stage(out, llm, args.n, args.seed, answers=args.answers, refusals=args.refusals,
+                            families=args.families, instances=args.instances, authored=True)
     finally:
         transcript.save()
     print(json.dumps(summary, indent=1), file=sys.stderr)
