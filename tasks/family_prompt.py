@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator, model_validator
 
 from domains.spec import DomainSpec, State, ToolSchema
+from sandbox.guard import parse
 from tasks.prompts import schema_lines, signature
 
 MAX_ROWS = 200  # an instance's own rows; distractors are added by the stage
@@ -97,7 +98,7 @@ class Family(BaseModel):
     def _code_runs(self) -> Family:
         try:
             compile(self.program, "<chain>", "exec", dont_inherit=True)
-            tree = ast.parse(self.generator)
+            tree = parse(self.generator)
         except SyntaxError as error:  # a ValueError, so that the gateway re-asks
             raise ValueError(f"line {error.lineno}: {error.msg}") from None
         found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "instance"]

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from domains.db_runtime import DEFAULT_NOW, ErrorName
 from domains.spec import DBSchema, State, ToolSchema
 from domains.tool_schemas import ArgumentError, ArgumentValidator, parameter_schema
+from sandbox.guard import parse
 from verification.sandbox import Sandbox
 from verification.verdict import signature
 
@@ -51,7 +52,7 @@ def _pools(states: list[State], code: str) -> dict[str, list]:
                         strings.add(value)
                     elif isinstance(value, (int, float)) and not isinstance(value, bool):
                         numbers.add(value)
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(parse(code)):  # one thread at a time (sandbox.guard.parse)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) <= 40:
             strings.add(node.value)
         elif isinstance(node, ast.Constant) and type(node.value) in (int, float):
