@@ -167,10 +167,10 @@ def test_cli_refuses_names_that_are_not_identifiers(name):
 
 
 def test_cli_unknown_domain_without_model_exits_2_and_says_how_to_configure():
-    result = _cli("wedding_planning")
+    result = _cli("restaurant_booking")  # a keyword no bundled domain has
     assert result.returncode == 2
     assert "MODEL" in result.stderr and "API_BASE" in result.stderr
-    assert not (ROOT / "domains" / "wedding_planning").exists()
+    assert not (ROOT / "domains" / "restaurant_booking").exists()
 
 
 def test_a_real_model_is_called_through_litellm_with_retries_and_recorded(tmp_path, monkeypatch):
