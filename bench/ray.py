@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 import ray
 from ray.cluster_utils import Cluster
 
-from bench.runtime import INFRA_ERRORS, _pss_kib, percentiles, workload
+from bench.memory import _pss_kib
+from bench.runtime import INFRA_ERRORS, percentiles, workload
 from mcp_servers.ray_service import ROOT, RayEnvironment
 
 
