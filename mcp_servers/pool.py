@@ -7,6 +7,8 @@ folder and nothing of any other episode's. A commit appends to the WAL, so when 
 (killed, timed out, out of memory, a malformed frame), the parent starts a new one on the same
 files and the episode continues from its last commit. The monitor (mcp_servers.monitor) notices
 deaths of idle processes and replaces them at once; callers notice deaths during their own call.
+With `max_processes`, the least recently used idle episodes past that many give up their process the
+same way, on purpose (parked), and their next request starts one on their files.
 
 The template is started through sandbox.forkserver (refused where this machine cannot confine
 generated code; a cgroup limits memory and processes over the whole tree), inside bubblewrap's
