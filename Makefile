@@ -53,9 +53,10 @@ domain: env
 	$(PY) -m pipeline "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
 # Many domains at once: NAMES (default all) rebuilt offline from their transcripts, or built with MODEL;
-# JOBS at once (default half the cores); a summary of what passed and failed at the end.
+# JOBS at once (default half the cores); a summary of what passed and failed at the end. RAY=1: each
+# domain a Ray task (an embedded local Ray, or the cluster RAY_ADDRESS names).
 universe: env
-	$(PY) -m pipeline.universe "$(NAMES)" $(if $(MODEL),--model $(MODEL)) $(if $(JOBS),--jobs $(JOBS))
+	$(PY) -m pipeline.universe "$(NAMES)" $(if $(MODEL),--model $(MODEL)) $(if $(JOBS),--jobs $(JOBS)) $(if $(RAY),--ray)
 
 graph: env
 	$(PY) -m graph "$(NAME)" $(if $(MODEL),--model $(MODEL))

@@ -35,6 +35,7 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from bench.memory import memory_report
 from domains.spec import DBSchema, State, ToolTest
 from mcp_servers.http_process import Served, http_server
 from mcp_servers.runtime import Environment, resolve_domain
@@ -172,33 +173,7 @@ def domain_with_sample(domain: Path, state: State, into: Path) -> Path:
     return copy_dir
 
 
-# -- memory and confinement -----------------------------------------------------------------
-
-def _pss_kib(pid: int) -> int:
-    for row in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        if row.startswith("Pss:"):
-            return int(row.split()[1])
-    return 0
-
-
-def memory_per_episode(env: Environment, live: int, calls: list[tuple[str, dict]]) -> dict:
-    """Proportional set size of `live` episode processes (each after the workload), plus their files."""
-    opened = []
-    try:
-        for _ in range(live):
-            episode = env.create_episode()
-            for tool, arguments in calls:
-                episode.call(tool, arguments)
-            opened.append(episode)
-        pss = [_pss_kib(env.pool.pid(e.id)) for e in opened]
-        files = [sum(f.stat().st_size for f in Path(env.pool._proc(e.id).dir).iterdir()) for e in opened]
-        template = _pss_kib(env.pool._template.pid)
-    finally:
-        for episode in opened:
-            episode.close()
-    return {"pss_mib": statistics.mean(pss) / 1024, "files_mib": statistics.mean(files) / 2**20,
-            "total_gib": (sum(pss) * 1024 + sum(files)) / 2**30, "template_mib": template / 1024}
-
+# -- confinement ---------------------------------------------------------------------------
 
 def confinement_cost(domain: Path, calls: list[tuple[str, dict]], rounds: int) -> tuple[dict, dict]:
     """The same measurements with and without the episode processes' own confinement."""
@@ -392,10 +367,7 @@ def main(name: str = "job_seeking", live: int = 1000) -> None:
         print(f"confinement (Landlock + seccomp + limits per episode process): {per_episode * 1e3:+.3f} ms per episode, "
               f"{per_call * 1e3:+.3f} ms per call (p50, confined minus unconfined)")
 
-        memory = memory_per_episode(env, live, calls)
-        print(f"memory at {live} live episodes (each after the workload): {memory['pss_mib']:.2f} MiB PSS per "
-              f"process + {memory['files_mib']:.2f} MiB database files = {memory['total_gib']:.2f} GiB in all "
-              f"(template process {memory['template_mib']:.1f} MiB)")
+        memory_report(domain, live, calls, max(1, live // 8))
 
         print("throughput (rollouts of reset + workload, 3 s each, in process):")
         for episodes in (1, 16, 256):

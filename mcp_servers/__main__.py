@@ -56,6 +56,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--call-timeout", type=float, default=5.0, help="wall-clock seconds per tool call")
     parser.add_argument("--max-calls", type=int, default=200, help="tool calls per episode (0: unlimited)")
     parser.add_argument("--max-episodes", type=int, default=4096, help="episodes open at once (http)")
+    parser.add_argument("--max-processes", type=int, default=0,
+                        help="episode processes running at once (per actor with --ray); past it the least recently "
+                             "used idle episodes give up theirs and start one on their files at their next call "
+                             "(0: no limit)")
     parser.add_argument("--idle-timeout", type=float, default=3600.0,
                         help="close http episodes unused for this many seconds (0: never)")
     parser.add_argument("--ray", action="store_true",
@@ -77,7 +81,8 @@ def main(argv: list[str] | None = None, extra_routes: Callable[[Environment], li
     from sandbox.probe import ConfinementUnavailable
 
     options = {"call_timeout": args.call_timeout, "max_calls": args.max_calls or None,
-               "max_episodes": args.max_episodes, "idle_timeout": args.idle_timeout if args.transport == "http" else None}
+               "max_episodes": args.max_episodes, "idle_timeout": args.idle_timeout if args.transport == "http" else None,
+               "max_processes": args.max_processes or None}
     try:
         names = served_names(args.domain)
         if len(names) > 1:

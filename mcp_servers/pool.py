@@ -7,6 +7,8 @@ folder and nothing of any other episode's. A commit appends to the WAL, so when 
 (killed, timed out, out of memory, a malformed frame), the parent starts a new one on the same
 files and the episode continues from its last commit. The monitor (mcp_servers.monitor) notices
 deaths of idle processes and replaces them at once; callers notice deaths during their own call.
+With `max_processes`, the least recently used idle episodes past that many give up their process the
+same way, on purpose (parked), and their next request starts one on their files.
 
 The template is started through sandbox.forkserver (refused where this machine cannot confine
 generated code; a cgroup limits memory and processes over the whole tree), inside bubblewrap's
@@ -35,6 +37,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from mcp_servers import call_outcome
 from mcp_servers.episode_files import EpisodeFiles
 from mcp_servers.monitor import Monitor
 from sandbox import landlock
@@ -82,6 +85,8 @@ class _Proc:
     uid: int | None = None  # its own unprivileged uid, where the pool has them
     mounted: bool = False  # its directory is a tmpfs of its own
     lost: bool = False  # its files were beyond repair and it was restarted from its template
+    parked: bool = False  # its process was stopped to keep under max_processes; its next request starts one
+    used: float = 0.0  # when its last request began (the least recently used are parked first)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -90,7 +95,7 @@ class EpisodeProcesses:
 
     def __init__(self, db_source: str, tool_sources: dict[str, str], *, memory_mb: int = 1024, file_mb: int = 256,
                  disk_mb: int | None = None, max_result_bytes: int = 1 << 20, max_episodes: int = 4096,
-                 unsafe_unconfined: bool = False):
+                 max_processes: int | None = None, unsafe_unconfined: bool = False):
         for name, source in sorted(tool_sources.items()):
             try:
                 check_source(source)  # a courtesy to the model: the boundary is the episode process's confinement
@@ -98,6 +103,7 @@ class EpisodeProcesses:
                 raise PoolError(f"tool {name} does not load in the sandbox: refused by the sandbox: {error}") from None
         self.policy = dataclasses.replace(POLICY, memory_mb=memory_mb, file_mb=file_mb)
         self.max_result_bytes, self.unconfined, self.max_episodes = max_result_bytes, unsafe_unconfined, max_episodes
+        self.max_processes = max_processes
         off = self.policy.off
         self.files = EpisodeFiles(db_source, tool_sources, disk_mb or 2 * file_mb + 16,
                                   not unsafe_unconfined and "quota" not in off, _tell)
@@ -249,6 +255,7 @@ class EpisodeProcesses:
         Files its own code wrecked (it can write them, as SQLite does) cannot be reopened: then
         the episode starts again from its template, and `proc.lost` says so."""
         proc.restoring = True
+        parked, proc.parked = proc.parked, False
         try:
             self._kill(proc)
             if proc.closed:
@@ -259,7 +266,7 @@ class EpisodeProcesses:
                 self.files.put_template(proc.dir, proc.key, proc.uid)
                 self._spawn(proc)
                 proc.lost = True
-            self.restarts += 1
+            self.restarts += not parked  # a parked episode's new process replaces none that died
         finally:
             proc.restoring = False
 
@@ -287,9 +294,11 @@ class EpisodeProcesses:
                     raise PoolError(f"episode {episode_id!r}: its files cannot be read ({error})") from None
             with proc.lock:
                 self._spawn(proc)
+                proc.used = time.monotonic()
         except BaseException:
             self._forget(proc)
             raise
+        self._park_idle()
 
     def _request(self, episode_id: str, message: dict, timeout: float, max_bytes: int) -> tuple[dict | None, str]:
         """(reply, "") or (None, why): "timeout", "busy", "died" or the protocol violation. The
@@ -304,6 +313,7 @@ class EpisodeProcesses:
             # dead, or it sent something it was not asked for (the reply stream is not to be trusted): replace it
             if proc.sock is None or any_readable(proc.pidfd, proc.sock.fileno()):
                 self.restore(proc)
+            proc.used = time.monotonic()
             proc.channel.max_bytes = max_bytes
             try:
                 reply, _blob = proc.channel.request(message, max(0.0, deadline - time.monotonic()) + KILL_GRACE_S)
@@ -319,6 +329,23 @@ class EpisodeProcesses:
             return reply, ""
         finally:
             proc.lock.release()
+            self._park_idle()
+
+    def _park_idle(self) -> None:
+        """Past max_processes running, stop the least recently used idle ones: their files hold what
+        they committed, and their next request starts a process on them (mcp_servers.pool.restore)."""
+        if self.max_processes is None:
+            return
+        with self._book:
+            running = sorted((p for p in self._procs.values() if p.sock is not None), key=lambda p: p.used)
+        for proc in running[:max(0, len(running) - self.max_processes)]:
+            if proc.lock.acquire(blocking=False):  # busy ones are not idle: the next request parks another
+                try:
+                    if proc.sock is not None and not proc.closed:
+                        self._kill(proc)
+                        proc.parked = True
+                finally:
+                    proc.lock.release()
 
     def call(self, episode_id: str, tool: str, arguments: dict,
              timeout: float) -> tuple[object, dict | None, float | None]:
@@ -328,32 +355,10 @@ class EpisodeProcesses:
         reply, why = self._request(episode_id, {"op": "call", "tool": tool, "arguments": arguments, "timeout": timeout},
                                    timeout, self.max_result_bytes + 4096)
         if reply is not None:
-            if "error" in reply:
-                error = reply["error"]
-                if not isinstance(error, dict) or not isinstance(error.get("type"), str):
-                    return None, {"type": "ProtocolError", "message": "the episode process answered nonsense; "
-                                  "it was replaced and the episode's state is as of its last successful call"}, None
-                return None, {"type": error["type"], "message": str(error.get("message") or "")}, None
-            spent = reply.get("tool_s")
-            return reply.get("result"), None, spent if isinstance(spent, float) else None
+            return call_outcome.from_reply(reply)
         proc = self._proc(episode_id)
-        unchanged = "the episode's state is as of its last successful call"
-        if proc.lost:
-            proc.lost = False
-            unchanged = ("the episode's database files were damaged from inside its process, so the episode "
-                         "was restarted from its initial state")
-        if why == "busy":
-            return None, {"type": "Timeout", "message": f"the episode was busy with another call for the whole "
-                                                        f"{timeout:g} s timeout; this call did not run"}, None
-        if why == "timeout":
-            return None, {"type": "Timeout", "message": f"the tool did not finish within {timeout:g} s and was "
-                                                        f"stopped; {unchanged}"}, None
-        if why == "died":
-            spent = time.monotonic() - started
-            return None, {"type": "WorkerCrashed", "message": f"the tool's process died after {spent:.2f} s (out of "
-                                                              f"memory, or killed); {unchanged}"}, None
-        return None, {"type": "ProtocolError", "message": f"the episode process broke the protocol ({why}); it was "
-                                                          f"replaced and {unchanged}"}, None
+        lost, proc.lost = proc.lost, False
+        return None, call_outcome.without_reply(why, timeout, time.monotonic() - started, lost), None
 
     def _checked(self, episode_id: str, message: dict, timeout: float, max_bytes: int) -> dict:
         reply, why = self._request(episode_id, message, timeout, max_bytes)

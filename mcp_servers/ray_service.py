@@ -15,7 +15,8 @@ unchanged (`python -m mcp_servers NAME --transport http --ray`). Each actor (mcp
 `Environment`: its template process and one confined process per episode on that actor's node,
 the sandbox unchanged. The actors go to the cluster's live nodes in turn; the router
 keeps each episode on the actor that holds it. `ray.init()` starts an embedded local Ray when
-RAY_ADDRESS names no cluster; nothing else in the project imports Ray.
+RAY_ADDRESS names no cluster; besides these modules only `python -m pipeline.universe --ray`
+(pipeline/universe_ray.py) and bench/ray.py import Ray.
 
 Faults. When an actor dies (its process or its node killed), the router restores each of its
 episodes on a live actor from the episode's files: the database and its WAL, where every call's

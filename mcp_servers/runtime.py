@@ -101,13 +101,16 @@ class Environment:
     `unsafe_unconfined=True` runs them without any confinement (for measuring what it costs).
     `disk_mb` caps what each episode's files may hold (its directory is a tmpfs of its own where
     the server runs as root); by default twice the database's file size limit.
+    `max_processes` bounds the episode processes running at once: past it the least recently used
+    idle episodes give up theirs (their files keep every commit) and start a new one at their next
+    request, so many live episodes cost their files and a bounded number of processes.
     """
 
     def __init__(self, domain: str | Path, *, workers: int | None = None, call_timeout: float = 5.0,
                  max_calls: int | None = 200, max_string_chars: int = 32_768, max_argument_bytes: int = 262_144,
                  max_episodes: int = 4096, idle_timeout: float | None = None, memory_mb: int = 1024,
-                 max_result_bytes: int = 1 << 20, disk_mb: int | None = None, unsafe_unconfined: bool = False,
-                 serve: bool = True):
+                 max_result_bytes: int = 1 << 20, disk_mb: int | None = None, max_processes: int | None = None,
+                 unsafe_unconfined: bool = False, serve: bool = True):
         self.dir = resolve_domain(domain)
         self.spec = DomainSpec.model_validate_json((self.dir / "spec.json").read_text())
         self.name = self.spec.name
@@ -128,7 +131,8 @@ class Environment:
         # episodes served elsewhere: mcp_servers.ray_service)
         self.pool = EpisodeProcesses((self.dir / "db.py").read_text(), {n: sources[n] for n in self.tools},
                                      memory_mb=memory_mb, max_result_bytes=max_result_bytes, disk_mb=disk_mb,
-                                     max_episodes=max_episodes + 1, unsafe_unconfined=unsafe_unconfined) if serve else None
+                                     max_episodes=max_episodes + 1, max_processes=max_processes,
+                                     unsafe_unconfined=unsafe_unconfined) if serve else None
         # Threads for asynchronous calls: each waits on its episode's process, off the event loop.
         self._async = ThreadPoolExecutor(64, thread_name_prefix="worldsmith-call")
         self._lock = threading.RLock()

@@ -1,4 +1,4 @@
-"""`python -m pipeline.universe [NAMES|all] [--model M] [--jobs N] [--run build|verify|tasks|eval] [-- ARGS]`:
+"""`python -m pipeline.universe [NAMES|all] [--model M] [--jobs N] [--ray] [--run build|verify|tasks|eval] [-- ARGS]`:
 a command over many domains (`make universe`, and `make verify|tasks|eval NAME=a,b|all`).
 
 Each domain runs as a process of its own (`python -m pipeline NAME` to build, offline from its
@@ -9,7 +9,10 @@ seconds so far) and how it ended; a table at the end says what passed and what f
 log and the last error line. A failure never stops another domain: each writes only its own
 folder; a domain not built fails on its own (no transcript to replay, no tests), not the run. The
 exit status is 1 when any domain failed, 2 when the names are not domain names. One domain (and
-no --logs) runs in the foreground, its output on the terminal, its exit status the run's.
+no --logs, no --ray) runs in the foreground, its output on the terminal, its exit status the run's.
+With --ray each domain's process runs in a Ray task instead, on the cluster RAY_ADDRESS names or an
+embedded local Ray (pipeline.universe_ray): the same processes, so the same files, transcripts,
+checkpoints and resume.
 """
 
 from __future__ import annotations
@@ -87,9 +90,16 @@ class Job:
         return None
 
 
+def start_local(command: list[str], log: Path) -> subprocess.Popen:
+    """A domain's process on this machine, its output in `log`."""
+    with log.open("w") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
 def run_all(names: list[str], command: Callable[[str], list[str]], jobs: int, logs: Path,
-            say: Callable[[str], None] = print) -> list[Job]:
-    """Run `command(name)` for every domain, `jobs` at once; returns every job, finished."""
+            say: Callable[[str], None] = print, start: Callable[[list[str], Path], object] = start_local) -> list[Job]:
+    """Run `command(name)` for every domain, `jobs` at once, each started by `start(command, log)`
+    (a local process, or a Ray task: pipeline.universe_ray); returns every job, finished."""
     logs.mkdir(parents=True, exist_ok=True)
     queue = [Job(name, logs / f"{name}.log") for name in names]
     waiting, running, done = list(queue), [], []
@@ -102,9 +112,7 @@ def run_all(names: list[str], command: Callable[[str], list[str]], jobs: int, lo
         while waiting or running:
             while waiting and len(running) < jobs:
                 job = waiting.pop(0)
-                with job.log.open("w") as out:
-                    job.process = subprocess.Popen(command(job.name), stdout=out, stderr=subprocess.STDOUT,
-                                                   stdin=subprocess.DEVNULL)
+                job.process = start(command(job.name), job.log)
                 job.started, job.stage = time.monotonic(), "started"
                 running.append(job)
                 line(job, f"started (log {job.log})")
@@ -149,22 +157,30 @@ def main(argv: list[str] | None = None) -> int:
                         help="domains: names separated by commas, a set (set_a, set_b) or all (default)")
     parser.add_argument("--run", choices=RUNS, default="build", help="what to run for each domain (default build)")
     parser.add_argument("--model", help="litellm model string; without it every domain replays its transcript")
-    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
-                        help="domains at once (default: half the cores, at least 1)")
+    parser.add_argument("--jobs", type=int,
+                        help="domains at once (default: half the cores, at least 1; with --ray every domain)")
     parser.add_argument("--logs", type=Path, help="folder for the logs (default runs/universe/<run>)")
+    parser.add_argument("--ray", action="store_true",
+                        help="run each domain as a Ray task (a CPU each): on the cluster RAY_ADDRESS names, else "
+                             "on an embedded local Ray; --jobs then defaults to every domain at once")
     args = parser.parse_args(argv)
     try:
         names = registry.expand(args.names)
     except LookupError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if len(names) == 1 and args.logs is None:  # one domain: its own output, as it comes
+    if len(names) == 1 and args.logs is None and not args.ray:  # one domain: its own output, as it comes
         return subprocess.run(command_for(args.run, names[0], args.model, extra)).returncode
     logs = args.logs or Path("runs") / "universe" / args.run
-    print(f"{args.run}: {len(names)} domain{'s' * (len(names) != 1)} ({', '.join(names)}), {max(1, args.jobs)} at "
-          f"once; logs in {logs}", file=sys.stderr)
-    jobs = run_all(names, lambda name: command_for(args.run, name, args.model, extra), max(1, args.jobs), logs,
-                   say=lambda text: print(text, file=sys.stderr, flush=True))
+    start, jobs = start_local, max(1, args.jobs or (os.cpu_count() or 2) // 2)
+    if args.ray:
+        from pipeline.universe_ray import starter
+
+        start, jobs = starter(), max(1, args.jobs or len(names))
+    print(f"{args.run}: {len(names)} domain{'s' * (len(names) != 1)} ({', '.join(names)}), {jobs} at once"
+          f"{' as Ray tasks' if args.ray else ''}; logs in {logs}", file=sys.stderr)
+    jobs = run_all(names, lambda name: command_for(args.run, name, args.model, extra), jobs, logs,
+                   say=lambda text: print(text, file=sys.stderr, flush=True), start=start)
     print(summary(jobs), file=sys.stderr)
     return 0 if all(job.code == 0 for job in jobs) else 1
 

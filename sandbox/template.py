@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from sandbox import child, generated, launch
+from sandbox import child, generated, heap, launch
 from sandbox.policy import ROOT, Policy
 
 ENTRY = f"import sys; sys.path.insert(0, {ROOT!r}); from sandbox.template import main; main()"
@@ -133,6 +133,7 @@ class Template:
             return self.reap(message), []
         if op in self.service.ops:
             reply = self.service.ops[op](message, fds)
+            heap.settle()  # the holes the op left in the C heap: forks allocate fresh pages instead
             gc.freeze()  # what the op loaded stays shared with the forks instead of being copied
             return reply, []
         return {"ok": False, "error": f"unknown op {op!r} with {len(fds)} descriptors"}, []
@@ -163,5 +164,6 @@ def main() -> None:
     service = module.Service(sys.argv[3:], Policy.from_spec(spec))
     generated.preload()
     ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # a fork cannot open the template's memory
+    heap.settle()  # forks' C allocations come from fresh pages, not from holes among the template's
     gc.freeze()  # objects made so far are never collected, so forks leave their pages shared
     Template(control, service, spec).serve()

@@ -19,7 +19,8 @@ from mcp_servers.ray_service import RayEnvironment  # noqa: E402
 from mcp_servers.runtime import EpisodeError  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.timeout(1200)]
-EPISODES = 64  # the issue's 256 and 1,024 run in `python -m bench ray`; this machine has two cores
+EPISODES = 256
+TOKEN = "ray-episodes-test-token"
 
 
 @pytest.fixture(scope="module")
@@ -77,37 +78,81 @@ def test_the_http_api_fronts_episodes_on_ray(cluster, monkeypatch):
         asyncio.run(rollouts(served, ["task_001", "task_002", "task_003", "task_004"]))
 
 
+async def _http_rollouts(url: str, episode_ids: list[str]) -> None:
+    """The trainer's HTTP API and each episode's MCP URL: noop below 1, the reference solution 1.0."""
+    import asyncio
+
+    import httpx
+    from fastmcp import Client
+
+    gate = asyncio.Semaphore(16)
+    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as api:
+        async def rollout(episode_id: str) -> None:
+            async with gate:
+                reward = f"/episodes/{episode_id}/reward"
+                assert (await api.get(reward)).json()["reward"] < 1.0
+                task = (await api.get(f"/episodes/{episode_id}/task")).json()
+                async with Client(f"{url}/episodes/{episode_id}/mcp") as agent:
+                    for step in task["reference_solution"]:
+                        out = await agent.call_tool(step["tool"], step["arguments"], raise_on_error=False)
+                        assert not out.is_error, (task["id"], step["tool"], out.content)
+                assert (await api.get(reward)).json()["reward"] == 1.0, task["id"]
+
+        await asyncio.gather(*(rollout(e) for e in episode_ids))
+
+
 def test_two_nodes_serve_rewarded_episodes_and_survive_a_node_kill(cluster):
+    """256 live episodes on two nodes, a third each through the HTTP API, the router and direct actor
+    handles, all open at once; then the worker node dies under running calls."""
+    import asyncio
+
+    import httpx
+
+    from mcp_servers.http_app import create_app
+    from tests.support.model_endpoint import LocalServer
+
     cluster, worker = cluster
-    with RayEnvironment("job_seeking", actors=2, max_episodes=EPISODES + 8, max_calls=None) as env:
+    with RayEnvironment("job_seeking", actors=2, max_episodes=EPISODES + 8, max_calls=None) as env, \
+            LocalServer(app=create_app(env, token=TOKEN)) as served:
         nodes = {a.node for a in env.router.actors}
         assert len(nodes) == 2, "the two actors were not spread over both nodes"
         tasks = env.task_ids()
         plan = [tasks[n % len(tasks)] for n in range(EPISODES)]
+        by_http = [n for n in range(EPISODES) if n % 3 == 0]
+        with httpx.Client(base_url=served.root, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as api:
+            made = {n: api.post("/episodes", json={"task_id": plan[n]}).json()["episode_id"] for n in by_http}
         with ThreadPoolExecutor(16) as pool:
-            episodes = list(pool.map(env.create_episode, plan))
+            others = [n for n in range(EPISODES) if n % 3]
+            made.update(zip(others, pool.map(lambda n: env.create_episode(plan[n]).id, others)))
+        episodes = [env.get_episode(made[n]) for n in range(EPISODES)]
+        assert len(env.episodes()) == EPISODES
         held = {env.router.actors[env.router.placement(e.id).actor].node for e in episodes}
         assert held == nodes, "the episodes were not spread over both nodes"
 
-        def run(n: int):
-            """Noop scores below 1; the reference solution scores 1.0; half through direct handles."""
+        def run(n: int) -> None:
+            """Noop scores below 1; the reference solution scores 1.0; through the router or a handle."""
             episode = episodes[n]
             task = env.task(episode.task_id)
-            assert episode.reward()["reward"] < 1.0, f"{task.id}: doing nothing already scores 1"
+            direct = n % 3 == 2
             handle = env.handle(episode.id)
+            assert (_direct(handle, "reward", episode.id) if direct else episode.reward())["reward"] < 1.0, \
+                f"{task.id}: doing nothing already scores 1"
             for step in task.reference_solution:
-                if n % 2:
+                if direct:
                     out = _direct(handle, "call", episode.id, step.tool, step.arguments)
                     assert out["ok"], (task.id, step.tool, out["error"])
                 else:
                     out = episode.call(step.tool, step.arguments)
                     assert out.ok, (task.id, step.tool, out.error)
-            reward = _direct(handle, "reward", episode.id) if n % 2 else episode.reward()
+            reward = _direct(handle, "reward", episode.id) if direct else episode.reward()
             assert reward["reward"] == 1.0, (task.id, reward)
-            return episode.state()
 
+        with ThreadPoolExecutor(16) as pool:  # the HTTP rollouts run beside the others
+            through_http = pool.submit(asyncio.run, _http_rollouts(served.root, [made[n] for n in by_http]))
+            list(pool.map(run, [n for n in range(EPISODES) if n % 3]))
+            through_http.result()
         with ThreadPoolExecutor(16) as pool:
-            committed = dict(zip((e.id for e in episodes), pool.map(run, range(EPISODES))))
+            committed = dict(zip((e.id for e in episodes), pool.map(lambda e: e.state(), episodes)))
 
         # A node dies while calls are running on every episode.
         on_worker = {e.id for e in episodes

@@ -341,3 +341,21 @@ def test_foreign_keys_hold_in_every_episode_and_after_a_reset(tmp_path):
                 assert not refused.ok and "FOREIGN KEY" in refused.error
                 episode.reset()
             assert episode.state() == {"job": [{"job_id": "JB-0001"}], "application": []}
+
+
+def test_past_max_processes_idle_episodes_give_up_their_process_and_keep_their_state(fixture_domain):
+    """Three live episodes, at most two processes: the least recently used idle one is parked (no
+    process), and its next call runs on a new process over its files, with every commit it made."""
+    with Environment(fixture_domain, max_processes=2) as capped:
+        episodes = [capped.create_episode("finish_dune") for _ in range(3)]
+        for n, episode in enumerate(episodes):
+            assert episode.call("add_book", {"title": f"Book {n}", "author": "A"}).ok
+        running = [e for e in episodes if capped.pool.pid(e.id) is not None]
+        assert len(running) == 2 and capped.pool.pid(episodes[0].id) is None
+        assert episodes[0].call("mark_read", {"book_id": "BK-0001"}).ok  # on a new process, over its files
+        assert capped.pool.pid(episodes[0].id) is not None
+        assert sum(capped.pool.pid(e.id) is not None for e in episodes) == 2
+        for n, episode in enumerate(episodes):
+            assert titles(episode) == ["Dune", "Emma", f"Book {n}"]
+        assert episodes[0].state()["book"][0]["status"] == "read"
+        assert capped.health()["ok"] and capped.pool.restarts == 0  # parked, not crashed

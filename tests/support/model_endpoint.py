@@ -41,15 +41,16 @@ def _forced_tool(body: dict) -> str | None:
 
 
 class LocalServer:
-    """A Starlette app served on a free local port by uvicorn in a thread, while in a `with` block."""
+    """A Starlette app (of `routes`, or `app` itself) served on a free local port by uvicorn in a
+    thread, while in a `with` block."""
 
-    def __init__(self, routes: list[Route]):
+    def __init__(self, routes: list[Route] = (), app=None):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.root = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.root}/v1"
-        app = Starlette(routes=routes)
+        app = app or Starlette(routes=list(routes))
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
