@@ -96,14 +96,14 @@ async def converse(url: str, task: dict, leaks: list[str]) -> dict:
         return {"reply": reply, "done": ended.done, "reward": ended.reward, "last": ended.observation["result"]}
 
 
-def load(tasks_dir: Path, ids: str) -> list[dict]:
+def task_files(tasks_dir: Path, ids: str) -> list[dict]:
     """The task files of the comma-separated `ids`, in that order."""
     return [json.loads((tasks_dir / f"{task_id}.json").read_text()) for task_id in ids.split(",")]
 
 
 async def main(worldsmith_url: str, tasks_dir: Path, ids: str, conversational: str) -> None:
     url = serve(worldsmith_url)
-    tasks = load(tasks_dir, ids)
+    tasks = task_files(tasks_dir, ids)
     refusals = [t for t in tasks if forbidden_call(t)]
     leaks: list[str] = []
     limit = asyncio.Semaphore(8)
@@ -117,7 +117,7 @@ async def main(worldsmith_url: str, tasks_dir: Path, ids: str, conversational: s
     seconds = time.perf_counter() - started
     noop = await asyncio.gather(*(one(t, []) for t in tasks))
     forbidden = await asyncio.gather(*(one(t, [forbidden_call(t)]) for t in refusals))
-    conversation = await converse(url, load(tasks_dir, conversational)[0], leaks)
+    conversation = await converse(url, task_files(tasks_dir, conversational)[0], leaks)
 
     # plain HTTP: a fresh environment per request, the episode named by its id; an answer task's
     # facts travel in end_episode's message

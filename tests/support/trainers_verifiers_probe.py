@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from tests.support.task_sample import final_message, forbidden_call
-from tests.support.trainers_openenv_probe import QUESTION, load, serve, with_email
+from tests.support.trainers_openenv_probe import QUESTION, serve, task_files, with_email
 from trainers.verifiers_env import load_environment
 
 
@@ -80,7 +80,7 @@ def call(tool: str, arguments: dict) -> dict:
 async def main(worldsmith_url: str, tasks_dir: Path, ids: str, conversational: str) -> None:
     openenv_url = serve(worldsmith_url)
     env = load_environment(domain="job_seeking", split="all", openenv_url=openenv_url, worldsmith_url=worldsmith_url)
-    files = {t["id"]: t for t in load(tasks_dir, f"{ids},{conversational}")}
+    files = {t["id"]: t for t in task_files(tasks_dir, f"{ids},{conversational}")}
     solutions = {task_id: t["reference_solution"] for task_id, t in files.items()}
     out: dict = {"reference": {}, "noop": {}, "forbidden": {}, "leaks": [], "tasks": 0}
     for task in env.taskset:

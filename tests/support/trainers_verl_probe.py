@@ -26,7 +26,7 @@ import yaml
 from pydantic import BaseModel
 
 from tests.support.task_sample import final_message, forbidden_call
-from tests.support.trainers_openenv_probe import QUESTION, load, with_email
+from tests.support.trainers_openenv_probe import QUESTION, task_files, with_email
 from trainers.verl_tools import main as write_configs
 
 
@@ -95,11 +95,11 @@ async def main(url: str, tasks_dir: Path, ids: str, out: Path, conversational: s
         tools[schema.function.name] = load(entry["class_name"])(config=entry["config"], tool_schema=schema)
     spec = interaction_config["interaction"][0]
     interaction = load(spec["class_name"])({"name": spec["name"], **spec["config"]})
-    tasks = load(tasks_dir, ids)
+    tasks = task_files(tasks_dir, ids)
     reference = [await rollout(tools, interaction, t, t["reference_solution"], answer=final_message(t)) for t in tasks]
     noop = [await rollout(tools, interaction, t, []) for t in tasks]
     forbidden = {t["id"]: await rollout(tools, interaction, t, [forbidden_call(t)]) for t in tasks if forbidden_call(t)}
-    task = load(tasks_dir, conversational)[0]
+    task = task_files(tasks_dir, conversational)[0]
     conversation = await rollout(tools, interaction, task, task["reference_solution"], ask=True)
     single_turn = await rollout(tools, interaction, task, [], ask=True, single_turn=True)
     print(json.dumps({"interaction_name": interaction.name, "tools": len(tools),
