@@ -8,8 +8,9 @@ validated as verl's OpenAIFunctionToolSchema), then plays each task of TASK_IDS 
 as a rollout: the interaction starts with the request id, each reference call is create → execute
 (with agent_data.request_id) → calc_reward → release, and the agent's answers go to the simulated
 user (generate_response) until the episode ends; the reference agent's answer states an answer
-task's facts. Each task is played with nothing too, and a refusal task with its forbidden call. The conversational task is played once more by an
-agent that first asks the user for the email its request leaves out and uses the reply.
+task's facts. Each task is played with nothing too, and a refusal task with its forbidden call.
+The conversational task is played once more by an agent that first asks the user for the email
+its request leaves out and uses the reply.
 """
 
 from __future__ import annotations
