@@ -111,6 +111,9 @@ def report_page(spec: DomainSpec, tasks: list[Task], summary: dict, dropped: dic
                 "are derived from the verified change tasks without a model"
                 + ("; a family's instances with facts are answer tasks too" if "families" in summary else "") + ")"]
                if "kinds" in summary else []),
+             *(["- levels by kind: " + "; ".join(
+                 f"{kind} " + ", ".join(f"{level}: {n}" for level, n in levels.items())
+                 for kind, levels in summary["levels_by_kind"].items())] if "levels_by_kind" in summary else []),
              *(_family_lines(summary["families"]) if "families" in summary else []),
              *([_calibration_line(summary["calibration"])] if "calibration" in summary else []), "",
              "| task | level | calls | distractor rows | subgraph tools | c(H) | instruction |",
