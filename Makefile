@@ -62,12 +62,14 @@ graph: env
 	$(PY) -m graph "$(NAME)" $(if $(MODEL),--model $(MODEL))
 
 # The task stage alone: N task slots (default 48), FAMILIES task families of INSTANCES instances each
-# (default none, 6), SEED (default 1); see tasks/.
+# (default none, 6), SEED (default 1); CALIBRATE=runs/<name>/<run>/report.json re-levels the tasks by
+# an eval run's solve rates, KEEP_AT_MOST=0.25 drops those solved more often; see tasks/.
 .PHONY: tasks
 tasks: env
 	$(PY) -m pipeline.universe "$(NAME)" --run tasks $(if $(MODEL),--model $(MODEL)) $(if $(JOBS),--jobs $(JOBS)) \
 		-- $(if $(N),--n $(N)) $(if $(FAMILIES),--families $(FAMILIES)) $(if $(INSTANCES),--instances $(INSTANCES)) \
-		$(if $(SEED),--seed $(SEED))
+		$(if $(SEED),--seed $(SEED)) $(if $(CALIBRATE),--calibrate $(CALIBRATE)) \
+		$(if $(KEEP_AT_MOST),--keep-at-most $(KEEP_AT_MOST))
 
 verify: env
 	$(PY) -m pipeline.universe "$(NAME)" --run verify $(if $(JOBS),--jobs $(JOBS))

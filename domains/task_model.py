@@ -69,6 +69,11 @@ class TaskMetadata(BaseModel):
     # Absent for tasks built one by one, so that they keep their bytes.
     family: str | None = Field(None, description="the task family whose generator drew this instance")
     instance_seed: int | None = Field(None, description="the seed the family's generator drew this instance with")
+    # Absent unless an eval run calibrated the levels (tasks/calibrate.py), so that other tasks keep their bytes.
+    solve_rate: float | None = Field(None, description="the share of a model's eval trials that solved the task, "
+                                                       "when its level was calibrated by it")
+    structural_level: int | None = Field(None, ge=1, le=3, description="the level the task's structure gave, when "
+                                                                       "calibration re-levelled it")
 
 
 TaskKind = Literal["change", "answer", "refusal"]

@@ -13,7 +13,9 @@ For trainers and debugging only, `expose_trainer_resources=True` (the CLI's
     episode://info    episode id, task id, calls used and allowed
     episode://state   the full database state
     episode://task    the task: instruction, user profile, reference solution, reward spec
-    episode://reward  the state-diff reward of the current state (an error when unavailable)
+    episode://reward  the state-diff reward of the current state (an error when unavailable);
+                      episode://reward?final_message=<URL-encoded text> also reads an answer
+                      task's facts in the agent's final message
 
 One server serves one episode over stdio; over HTTP one server serves all of them, and
 `resolve` finds the episode from the request's URL.
@@ -161,3 +163,9 @@ def add_trainer_resources(server: FastMCP, resolve: Resolver) -> None:
                      description="The state-diff reward of the current state against the reference run (for the trainer).")
     async def reward() -> str:
         return await in_episode(lambda e: e.reward())
+
+    @server.resource("episode://reward{?final_message}", mime_type="application/json",
+                     description="The reward with the agent's final message to the user, which an answer task's "
+                                 "facts are read from (for the trainer).")
+    async def reward_with_message(final_message: str | None = None) -> str:
+        return await in_episode(lambda e: e.reward(final_message))

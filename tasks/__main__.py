@@ -1,5 +1,5 @@
-"""`python -m tasks NAME [--n N] [--families F --instances M] [--seed S] [--model MODEL]`: the task stage
-alone (`make tasks`).
+"""`python -m tasks NAME [--n N] [--families F --instances M] [--seed S] [--model MODEL]
+[--calibrate RUN/report.json [--keep-at-most P]]`: the task stage alone (`make tasks`).
 
 Writes domains/NAME/tasks/<id>.json, index.json and README.md (the tasks report), and the task
 counts into report.json. Every LLM exchange goes to domains/NAME/tasks/transcript.jsonl; with no
@@ -7,7 +7,8 @@ model that transcript is replayed, so a bundled domain rebuilds the same bytes o
 model, the expansion gate's g(D) comes from an LLM oracle agent (tasks/oracle.py), replayed with
 the rest; without one, and in transcripts recorded before it, from the executed search. With
 `--families`, each family is one model-written generator whose instances are verified one by one
-(tasks/family.py).
+(tasks/family.py). With `--calibrate`, an eval run's measured solve rates re-level the tasks and,
+with `--keep-at-most`, drop those solved more often (tasks/calibrate.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from llm import LLM, MissingStep, Transcript, backend_for
 from mcp_servers.runtime import Environment
 from tasks import execute
 from tasks.build import Dropped, Stage, build_task
+from tasks.calibrate import Calibration, CalibrationError, calibrate, from_report
 from tasks.family import build_family
 from tasks.kinds import derive
 from tasks.oracle import oracle_for
@@ -37,13 +39,14 @@ DEFAULT_N, DEFAULT_SEED, DEFAULT_INSTANCES = 48, 1, 6
 
 def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED, log=None, answers: int = 0,
               refusals: int = 0, oracle: str = "auto", families: int = 0, instances: int = DEFAULT_INSTANCES,
-              authored: bool = False) -> dict:
+              authored: bool = False, calibration: dict | None = None) -> dict:
     """Build up to `n` tasks for the domain in `out` and `families` task families of up to `instances`
     verified instances each, then up to `answers` answer tasks and `refusals` refusal tasks from the
     verified ones (tasks/kinds.py, no model); returns the summary written to report.json.
     `oracle="executed"` decides g(D) by the executed search even with a model (no oracle requests).
     `authored`: the answers are written by hand (a scripted backend), so g(D) comes from the executed
-    search and the distractors from no vocabulary, as when the bundled job_seeking tasks were recorded."""
+    search and the distractors from no vocabulary, as when the bundled job_seeking tasks were recorded.
+    `calibration`: a tasks.calibrate.Calibration (as a dict) applied to the verified tasks last."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     spec = DomainSpec.model_validate_json((out / "spec.json").read_text())
     graph = from_json((out / "graph.json").read_text())
@@ -83,11 +86,17 @@ def run_stage(out: Path, llm: LLM, n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
                 log(f"{family_id}: {len(family.tasks)} of {instances} instances verified, {family.tokens} tokens")
             if answers or refusals:
                 tasks += derive(env, spec, list(tasks), answers, refusals, seed, dropped, log)
+            if calibration:
+                tasks = calibrate(tasks, Calibration.model_validate(calibration), dropped, log)
+                kept = {t.id: t for t in tasks}
+                for family in built_families:  # their counts by level and kind follow the calibrated tasks
+                    family.tasks = [kept[t.id] for t in family.tasks if t.id in kept]
         finally:
             execute.close()  # the chain programs' template process
     settings = {"n": n, "seed": seed, "answers": answers, "refusals": refusals, "oracle": oracle,
                 # kept only where a run built families, so that the other indexes keep their bytes
-                **({"families": families, "instances": instances, "authored": authored} if families else {})}
+                **({"families": families, "instances": instances, "authored": authored} if families else {}),
+                **({"calibration": calibration} if calibration else {})}
     return write_outputs(out, spec, tasks, dropped, llm, time.perf_counter() - started, settings,
                          families=(families, built_families) if families else None)
 
@@ -116,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--oracle", choices=["auto", "executed"],
                         help="g(D): the model's best-of-k agent where a chain is possible (auto, with a model), "
                              "or the executed search, which asks nothing")
+    parser.add_argument("--calibrate", type=Path, metavar="REPORT",
+                        help="an eval run's report.json (runs/NAME/RUN/report.json): re-level each task it played "
+                             "by its solve rate (on replay, the recorded run's rates)")
+    parser.add_argument("--keep-at-most", type=float, metavar="P",
+                        help="with --calibrate: drop the tasks solved in more than P of their trials (CodeGym: 0.25)")
     parser.add_argument("--fresh", action="store_true",
                         help="with a model: forget the recorded answers (by default a rerun reuses every answer "
                              "whose prompt is unchanged, so an interrupted run pays for nothing twice)")
@@ -136,6 +150,14 @@ def main(argv: list[str] | None = None) -> int:
                 "instances": DEFAULT_INSTANCES}
     options = {k: v if (v := getattr(args, k)) is not None else recorded.get(k, default) for k, default in defaults.items()}
     options["authored"] = recorded.get("authored", False)  # a hand-written recording replays as it was made
+    if args.keep_at_most is not None and not args.calibrate:
+        parser.error("--keep-at-most needs --calibrate REPORT")
+    try:
+        options["calibration"] = (from_report(args.calibrate, args.keep_at_most).model_dump(exclude_none=True)
+                                  if args.calibrate else recorded.get("calibration"))
+    except (CalibrationError, ValueError) as error:
+        print(f"worldsmith: --calibrate: {error}", file=sys.stderr)
+        return 2
     if options["families"] and options["instances"] < 1:
         parser.error("--instances must be at least 1")
     transcript = Transcript(transcript_path)

@@ -67,6 +67,8 @@ def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[
                                                              if t.kind == k).items())) for k in sorted(kinds)}
     if families is not None:  # counted only where a run built families, so that other reports keep their bytes
         summary["families"] = family_counts(*families, tasks)
+    if settings and settings.get("calibration"):
+        summary["calibration"] = calibration_counts(settings["calibration"], tasks, dropped)
     index = {**({"settings": settings} if settings else {}), "summary": summary,
              "dropped": {k: v for k, v in sorted(dropped.items())},
              "tasks": [{"id": t.id, "level": t.metadata.complexity_level, "chain": t.metadata.chain,
@@ -87,6 +89,14 @@ def write_outputs(out: Path, spec: DomainSpec, tasks: list[Task], dropped: dict[
     return summary
 
 
+def calibration_counts(calibration: dict, tasks: list[Task], dropped: dict[str, list[str]]) -> dict:
+    """What an eval run's solve rates did (tasks/calibrate.py): tasks measured, re-levelled, dropped."""
+    measured = [t for t in tasks if t.metadata and t.metadata.solve_rate is not None]
+    return {"run": calibration["run"], "keep_at_most": calibration.get("keep_at_most"), "measured": len(measured),
+            "relevelled": sum(t.metadata.complexity_level != t.metadata.structural_level for t in measured),
+            "dropped": len(dropped.get("calibration:solved", []))}
+
+
 def report_page(spec: DomainSpec, tasks: list[Task], summary: dict, dropped: dict[str, list[str]]) -> str:
     lines = [f"# {spec.name}: tasks", "",
              "Built by the task stage (`make tasks NAME=" + spec.name + "`): each task was verified by execution "
@@ -101,7 +111,11 @@ def report_page(spec: DomainSpec, tasks: list[Task], summary: dict, dropped: dic
                 "are derived from the verified change tasks without a model"
                 + ("; a family's instances with facts are answer tasks too" if "families" in summary else "") + ")"]
                if "kinds" in summary else []),
-             *(_family_lines(summary["families"]) if "families" in summary else []), "",
+             *(["- levels by kind: " + "; ".join(
+                 f"{kind} " + ", ".join(f"{level}: {n}" for level, n in levels.items())
+                 for kind, levels in summary["levels_by_kind"].items())] if "levels_by_kind" in summary else []),
+             *(_family_lines(summary["families"]) if "families" in summary else []),
+             *([_calibration_line(summary["calibration"])] if "calibration" in summary else []), "",
              "| task | level | calls | distractor rows | subgraph tools | c(H) | instruction |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for t in tasks:
@@ -112,6 +126,13 @@ def report_page(spec: DomainSpec, tasks: list[Task], summary: dict, dropped: dic
     if dropped:
         lines += ["", "Dropped: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in dropped.items())]
     return "\n".join(lines) + "\n"
+
+
+def _calibration_line(counts: dict) -> str:
+    kept = f"; dropped when solved in more than {counts['keep_at_most']:.0%} of the trials: {counts['dropped']}" \
+        if counts["keep_at_most"] is not None else ""
+    return (f"- levels calibrated by eval run `{counts['run']}`: {counts['measured']} tasks measured, "
+            f"{counts['relevelled']} re-levelled by their solve rate{kept}")
 
 
 def _family_lines(counts: dict) -> list[str]:

@@ -1,5 +1,9 @@
 """Exports of job_seeking, each read back by the library that consumes it.
 
+Every row of every format is checked against its task file; what needs the domain's runtime (the
+AWM verifier against the state a reference solution leaves) runs on a fixed sample of the bundled
+tasks covering every kind and level (tests/support/task_sample.py).
+
 Trainer libraries live in .venv-trainers (`make trainers-env`), never in the core: checks that
 need them run there in a subprocess and print JSON, which is compared here with the task files.
 """
@@ -25,8 +29,11 @@ from export.source import read_domain
 from mcp_servers.control_token import bearer
 from mcp_servers.http_app import create_app
 from mcp_servers.runtime import Environment
+from tests.support.task_sample import bundled_count, final_message, sample
 
 ROOT = Path(__file__).resolve().parent.parent
+DOMAIN = ROOT / "domains" / "job_seeking"
+BUNDLED = bundled_count(DOMAIN)  # what the domain's index counts
 TRAINERS = ROOT / ".venv-trainers" / "bin" / "python"
 BASE_URL = "http://10.1.2.3:8765"
 TOKEN = "export-test-token-0123"  # the trainer's control token
@@ -79,7 +86,7 @@ def test_hf_dataset_loads_with_datasets(exported, source, tmp_path):
         print(json.dumps(parquet.to_list()))
     """, tmp_path)
     tasks = {t.id: t for t in source.tasks}
-    assert [r["id"] for r in rows] == sorted(tasks) and len(rows) == 48
+    assert [r["id"] for r in rows] == sorted(tasks) and len(rows) == BUNDLED
     with Environment("job_seeking") as env:
         served = env.openai_tools()
     for row in rows:
@@ -146,7 +153,7 @@ def test_verl_rows_follow_verls_multi_turn_schema(exported, source, tmp_path):
     """, tmp_path)
     tasks = {t.id: t for t in source.tasks}
     names = {tool["function"]["name"] for tool in source.tools}
-    assert len(rows) == 48
+    assert len(rows) == BUNDLED
     for index, raw in enumerate(rows):
         row = VerlRow.model_validate(raw)
         task = tasks[raw["extra_info"]["task_id"]]
@@ -208,7 +215,7 @@ def test_skyrl_rows_make_skyrl_gym_environments(exported, source, tmp_path):
         print(json.dumps(seen))
     """, tmp_path)
     tasks = {t.id: t for t in source.tasks}
-    assert len(seen) == 48
+    assert len(seen) == BUNDLED
     for item in seen:
         task = tasks[item["extras"]["extra_info"]["task_id"]]
         assert item["env_class"] == "worldsmith"
@@ -238,19 +245,25 @@ def test_tau2_folder_loads_with_tau2_bench_loaders(exported, source, tmp_path):
             start = update_pydantic_model_with_dict(db, task.initial_state.initialization_data.agent_data)
             out.append({{"id": task.id, "start": start.model_dump(), "reason": task.user_scenario.instructions.reason_for_call,
                         "actions": [[a.name, a.arguments, a.requestor] for a in task.evaluation_criteria.actions],
-                        "basis": [b.value for b in task.evaluation_criteria.reward_basis]}})
+                        "basis": [b.value for b in task.evaluation_criteria.reward_basis],
+                        "communicate": task.evaluation_criteria.communicate_info,
+                        "policies": task.description.relevant_policies}})
         print(json.dumps({{"policy": load_file(folder + "/policy.md"), "db": db.model_dump(), "tasks": out}}))
     """, tmp_path)
     tasks = {t.id: t for t in source.tasks}
     assert loaded["db"] == source.full_state(source.sample_state)
     assert loaded["policy"] == source.policy if source.policy else "# job_seeking agent policy" in loaded["policy"]
-    assert len(loaded["tasks"]) == 48
+    assert len(loaded["tasks"]) == BUNDLED
     for item in loaded["tasks"]:
         task = tasks[item["id"]]
         assert item["start"] == source.full_state(task.initial_state)  # the task's tables replace the sample's
         assert item["reason"] == task.instruction
         assert item["actions"] == [[c.tool, c.arguments, "assistant"] for c in task.reference_solution]
-        assert item["basis"] == ["DB"]
+        # an answer task is also graded on what the agent tells the user; a refusal task names its rule
+        assert item["basis"] == (["DB", "COMMUNICATE"] if task.kind == "answer" else ["DB"])
+        assert item["communicate"] == ([str(f.value) for f in task.facts] if task.kind == "answer" else [])
+        assert item["policies"] == (task.policy_rule.rule if task.kind == "refusal" else None)
+    assert {t.kind for t in source.tasks} == {"change", "answer", "refusal"}
 
 
 # -- Agent World Model -----------------------------------------------------------------------
@@ -278,10 +291,11 @@ def _database(path: Path, db_schema: dict, tables: list[dict]) -> Path:
     return path
 
 
-def _verify(code: str, initial: Path, final: Path) -> dict:
+def _verify(code: str, initial: Path, final: Path, answer: str = "") -> dict:
     namespace = {"__builtins__": __builtins__}  # AWM's sandbox adds only sqlite3, json and re
     exec(code, namespace)  # our own exported verifier
-    return namespace["verify_task_completion"](initial_db_path=str(initial), final_db_path=str(final))
+    return namespace["verify_task_completion"](initial_db_path=str(initial), final_db_path=str(final),
+                                               final_answer=answer)
 
 
 def _rows(path: Path) -> dict[str, list[dict]]:
@@ -293,12 +307,20 @@ def _rows(path: Path) -> dict[str, list[dict]]:
     return out
 
 
+# AWM's verdicts by kind: a refusal task's reference outcome is the untouched state (the forbidden
+# call, refused by the tool, leaves no trace in the database: worldsmith's reward checks it).
+AWM_VERDICTS = {"change": {"reference": "complete", "untouched": "others"},
+                "answer": {"reference": "complete", "untouched": "others", "reference without the facts": "others"},
+                "refusal": {"reference": "complete", "untouched": "complete"}}
+
+
 def test_awm_files_build_the_task_databases_and_verify_the_reference_outcome(exported, source, tmp_path):
     files = _awm_files(exported / "awm")
-    assert all(len(entries) == 48 for entries in files.values())
-    verdicts = {"reference": set(), "untouched": set()}
+    assert all(len(entries) == BUNDLED for entries in files.values())
+    tasks = {t.id: t for t in source.tasks}
+    verdicts = {}
     with Environment("job_seeking") as env:
-        for task in source.tasks:
+        for task in (tasks[task_id] for task_id in sample(DOMAIN)):
             scenario = f"job_seeking_{task.id}"
             assert files["gen_tasks"][scenario]["tasks"] == [task.instruction]
             schema = files["gen_db"][scenario]["db_schema"]
@@ -312,9 +334,14 @@ def test_awm_files_build_the_task_databases_and_verify_the_reference_outcome(exp
             final = _database(tmp_path / f"{task.id}.final.db", schema, inserts(source.spec.db, env.expected_state(task.id)))
             entry = files["gen_verifier.pure_code"][scenario]
             assert entry["task_idx"] == 0 and files["gen_verifier"][scenario] == entry
-            verdicts["reference"].add(_verify(entry["verification"]["code"], initial, final)["result"])
-            verdicts["untouched"].add(_verify(entry["verification"]["code"], initial, initial)["result"])
-    assert verdicts == {"reference": {"complete"}, "untouched": {"others"}}
+            code, answer = entry["verification"]["code"], final_message(task.model_dump(mode="json"))
+            got = {"reference": _verify(code, initial, final, answer)["result"],
+                   "untouched": _verify(code, initial, initial)["result"]}
+            if task.kind == "answer":
+                got["reference without the facts"] = _verify(code, initial, final, "Done.")["result"]
+            verdicts.setdefault(task.kind, []).append(got)
+    assert set(verdicts) == set(AWM_VERDICTS)  # the sample holds every kind
+    assert verdicts == {kind: [AWM_VERDICTS[kind]] * len(got) for kind, got in verdicts.items()}
 
 
 def test_awm_verifier_follows_generated_ids_and_catches_wrong_values(exported, source, tmp_path):
@@ -358,7 +385,8 @@ def _strings(value) -> list[str]:
 
 def test_agent_channel_carries_no_answers(exported, source):
     """Values of a reference solution the user's request does not state (record ids, looked-up
-    values) appear in no prompt, tool schema or tool/interaction argument of any format."""
+    values) and an answer task's facts appear in no prompt, tool schema or tool/interaction argument
+    of any format."""
     tasks = {t.id: t for t in source.tasks}
     rows = [(r["extra_info"]["task_id"], [r["prompt"], r["extra_info"]["tools_kwargs"], r["extra_info"]["interaction_kwargs"]])
             for r in jsonl(exported / "verl/data/train.jsonl")]
@@ -369,8 +397,9 @@ def test_agent_channel_carries_no_answers(exported, source):
     for task_id, agent_side in rows:
         task = tasks[task_id]
         visible = json.dumps(agent_side, ensure_ascii=False)
-        hidden = {s for call in task.reference_solution for s in _strings(call.arguments)
-                  if len(s) > 3 and s not in task.instruction and s not in schemas}
+        said = [s for call in task.reference_solution for s in _strings(call.arguments)]
+        said += [str(fact.value) for fact in task.facts or []]  # an answer task's facts are the agent's to find
+        hidden = {s for s in said if len(s) > 3 and s not in task.instruction and s not in schemas}
         for secret in hidden:
             assert secret not in visible, f"{task_id}: {secret!r} reaches the agent"
         checked += len(hidden)

@@ -5,6 +5,7 @@ change tasks."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,23 @@ def test_over_http_the_final_message_and_the_forbidden_call_reach_the_reward(ser
             assert control.reward(episode, "Done.")["reward"] == 0.0
         finally:
             control.close()
+
+
+def test_the_bundled_job_seeking_tasks_reach_scaleenvs_count_with_every_kind_and_level_and_say_so():
+    tasks = [Task.model_validate_json((DOMAIN / "tasks" / f"{e['id']}.json").read_text())
+             for e in json.loads((DOMAIN / "tasks" / "index.json").read_text())["tasks"]]
+    kinds = Counter(t.kind for t in tasks)
+    levels = Counter(t.metadata.complexity_level for t in tasks)
+    # ScaleEnv's 256 tasks for this domain, answer and refusal tasks among them, each level a quarter or more
+    assert len(tasks) >= 256 and kinds["answer"] >= 40 and kinds["refusal"] >= 20
+    assert all(levels[level] >= len(tasks) / 4 for level in (1, 2, 3)), levels
+    summary = json.loads((DOMAIN / "report.json").read_text())["tasks"]
+    assert summary["built"] == len(tasks) and summary["kinds"] == dict(sorted(kinds.items()))
+    assert summary["levels_by_kind"] == {kind: dict(sorted(Counter(
+        str(t.metadata.complexity_level) for t in tasks if t.kind == kind).items())) for kind in sorted(kinds)}
+    per_family = Counter(t.metadata.family for t in tasks if t.metadata.family and t.id.startswith("fam_"))
+    families = summary["families"]
+    assert {f: c["instances"] for f, c in families["by_family"].items()} == dict(per_family)
+    assert summary["tokens_per_task"] <= 2_000  # every request of the recording, over the tasks it verified
+    page = (DOMAIN / "tasks" / "README.md").read_text()
+    assert "- levels by kind: answer 1: " in page and all(f"| {family} | " in page for family in per_family)

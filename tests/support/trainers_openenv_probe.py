@@ -1,12 +1,14 @@
 """Run under .venv-trainers by tests/test_trainers.py: OpenEnv's own client against the adapter.
 
-    python tests/support/trainers_openenv_probe.py WORLDSMITH_URL TASKS_DIR CONVERSATIONAL_TASK
+    python tests/support/trainers_openenv_probe.py WORLDSMITH_URL TASKS_DIR TASK_IDS CONVERSATIONAL_TASK
 
-Starts trainers.openenv_server on a free port, then plays every task with the reference
-solution and with nothing over WebSocket (one connection per episode), one task over plain
-HTTP, and the conversational task as an agent that first asks the simulated user for the email
-its request leaves out, and prints one JSON object: rewards, and every observation or state
-that carried a reward or done before the episode ended.
+Starts trainers.openenv_server on a free port, then plays each task of TASK_IDS (comma-separated)
+over WebSocket (one connection per episode) with the reference solution (ending with a message
+that states an answer task's facts), with nothing, and on a refusal task with the call its policy
+forbids; one (an answer task where there is one) over plain HTTP, and the conversational task as
+an agent that first asks the simulated user for the email its request leaves out. Prints one JSON
+object: rewards, and every observation or state that carried a reward or done before the episode
+ended.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import httpx
 import uvicorn
 from openenv import GenericEnvClient
 
+from tests.support.task_sample import final_message, forbidden_call
 from trainers.openenv_server import create_app
 
 
@@ -48,7 +51,7 @@ def call(tool: str, arguments: dict) -> dict:
     return {"type": "call_tool", "tool_name": tool, "arguments": arguments}
 
 
-async def play(url: str, task: dict, calls: list[dict], leaks: list[str]) -> float | None:
+async def play(url: str, task: dict, calls: list[dict], leaks: list[str], message: str = "") -> float | None:
     async with GenericEnvClient(base_url=url) as env:
         result = await env.reset(task_id=task["id"])
         if result.reward is not None or result.done:
@@ -64,7 +67,7 @@ async def play(url: str, task: dict, calls: list[dict], leaks: list[str]) -> flo
         state = await env.state()
         if "reward" in json.dumps(state):
             leaks.append(f"{task['id']}: state")
-        result = await env.step(call("end_episode", {}))
+        result = await env.step(call("end_episode", {"message": message} if message else {}))
         return result.reward if result.done else None
 
 
@@ -93,24 +96,32 @@ async def converse(url: str, task: dict, leaks: list[str]) -> dict:
         return {"reply": reply, "done": ended.done, "reward": ended.reward, "last": ended.observation["result"]}
 
 
-async def main(worldsmith_url: str, tasks_dir: Path, conversational: str) -> None:
+def task_files(tasks_dir: Path, ids: str) -> list[dict]:
+    """The task files of the comma-separated `ids`, in that order."""
+    return [json.loads((tasks_dir / f"{task_id}.json").read_text()) for task_id in ids.split(",")]
+
+
+async def main(worldsmith_url: str, tasks_dir: Path, ids: str, conversational: str) -> None:
     url = serve(worldsmith_url)
-    tasks = [json.loads(p.read_text()) for p in sorted(tasks_dir.glob("*.json")) if p.name != "index.json"]
+    tasks = task_files(tasks_dir, ids)
+    refusals = [t for t in tasks if forbidden_call(t)]
     leaks: list[str] = []
     limit = asyncio.Semaphore(8)
 
-    async def one(task: dict, calls: list[dict]) -> float | None:
+    async def one(task: dict, calls: list[dict], message: str = "") -> float | None:
         async with limit:
-            return await play(url, task, calls, leaks)
+            return await play(url, task, calls, leaks, message)
 
     started = time.perf_counter()
-    reference = await asyncio.gather(*(one(t, t["reference_solution"]) for t in tasks))
+    reference = await asyncio.gather(*(one(t, t["reference_solution"], final_message(t)) for t in tasks))
     seconds = time.perf_counter() - started
     noop = await asyncio.gather(*(one(t, []) for t in tasks))
-    conversation = await converse(url, next(t for t in tasks if t["id"] == conversational), leaks)
+    forbidden = await asyncio.gather(*(one(t, [forbidden_call(t)]) for t in refusals))
+    conversation = await converse(url, task_files(tasks_dir, conversational)[0], leaks)
 
-    # plain HTTP: a fresh environment per request, the episode named by its id
-    task = tasks[0]
+    # plain HTTP: a fresh environment per request, the episode named by its id; an answer task's
+    # facts travel in end_episode's message
+    task = next((t for t in tasks if t.get("kind") == "answer"), tasks[0])
     with httpx.Client(base_url=url, timeout=60) as http:
         episode = "probe-http-episode"
         observation = http.post("/reset", json={"task_id": task["id"], "episode_id": episode}).json()
@@ -120,14 +131,16 @@ async def main(worldsmith_url: str, tasks_dir: Path, conversational: str) -> Non
             reply = http.post("/step", json={"action": call(step["tool"], step["arguments"]), "episode_id": episode})
             if reply.json()["reward"] is not None:
                 leaks.append("http: step")
-        http_reward = http.post("/step", json={"action": call("end_episode", {}), "episode_id": episode}).json()
+        end = call("end_episode", {"message": final_message(task)})
+        http_reward = http.post("/step", json={"action": end, "episode_id": episode}).json()
 
     print(json.dumps({"reference": dict(zip((t["id"] for t in tasks), reference)),
                       "noop": dict(zip((t["id"] for t in tasks), noop)),
+                      "forbidden": dict(zip((t["id"] for t in refusals), forbidden)),
                       "http": {"task": task["id"], "reward": http_reward["reward"], "done": http_reward["done"]},
                       "conversation": conversation, "leaks": leaks, "reference_seconds": seconds,
                       "calls": sum(len(t["reference_solution"]) + 3 for t in tasks)}))
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3]))
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]))

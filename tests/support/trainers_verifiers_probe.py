@@ -1,11 +1,12 @@
 """Run under .venv-trainers by tests/test_trainers.py: verifiers' own OpenEnv loop over worldsmith.
 
-    python tests/support/trainers_verifiers_probe.py WORLDSMITH_URL TASKS_DIR CONVERSATIONAL_TASK
+    python tests/support/trainers_verifiers_probe.py WORLDSMITH_URL TASKS_DIR TASK_IDS CONVERSATIONAL_TASK
 
 Loads the environment with `trainers.verifiers_env.load_environment`, then runs verifiers'
-`OpenEnvEnv.run` on every task with a scripted player in the model's seat: `reference` answers
-each turn with the next call of the task's reference solution, then `end_episode`; `noop`
-ends at once. The conversational task is played once more by a player that first asks the
+`OpenEnvEnv.run` on each task of TASK_IDS (comma-separated) with a scripted player in the model's
+seat: `reference` answers each turn with the next call of the task's reference solution, then
+`end_episode` with a message stating an answer task's facts; `noop` ends at once; `forbidden`
+makes a refusal task's forbidden call, then ends. The conversational task is played once more by a player that first asks the
 simulated user for the email its request leaves out and uses the reply. Prints the rewards
 verifiers recorded and every model-visible text that named the episode or carried a reward.
 """
@@ -18,7 +19,8 @@ import json
 import sys
 from pathlib import Path
 
-from tests.support.trainers_openenv_probe import QUESTION, serve, with_email
+from tests.support.task_sample import final_message, forbidden_call
+from tests.support.trainers_openenv_probe import QUESTION, serve, task_files, with_email
 from trainers.verifiers_env import load_environment
 
 
@@ -75,19 +77,24 @@ def call(tool: str, arguments: dict) -> dict:
     return {"type": "call_tool", "tool_name": tool, "arguments": arguments}
 
 
-async def main(worldsmith_url: str, tasks_dir: Path, conversational: str) -> None:
+async def main(worldsmith_url: str, tasks_dir: Path, ids: str, conversational: str) -> None:
     openenv_url = serve(worldsmith_url)
     env = load_environment(domain="job_seeking", split="all", openenv_url=openenv_url, worldsmith_url=worldsmith_url)
-    solutions = {p.stem: json.loads(p.read_text())["reference_solution"]
-                 for p in tasks_dir.glob("*.json") if p.name != "index.json"}
-    out: dict = {"reference": {}, "noop": {}, "leaks": [], "tasks": 0}
+    files = {t["id"]: t for t in task_files(tasks_dir, f"{ids},{conversational}")}
+    solutions = {task_id: t["reference_solution"] for task_id, t in files.items()}
+    out: dict = {"reference": {}, "noop": {}, "forbidden": {}, "leaks": [], "tasks": 0}
     for task in env.taskset:
         out["tasks"] += 1
         task_id = task.data.reset["task_id"]
-        plans = {"reference": [call(c["tool"], c["arguments"]) for c in solutions[task_id]],
-                 "noop": []}
-        for agent, plan in plans.items():
-            player = Player([*plan, call("end_episode", {})])
+        if task_id not in ids.split(","):
+            continue
+        forbidden = forbidden_call(files[task_id])
+        plans = {"reference": ([call(c["tool"], c["arguments"]) for c in solutions[task_id]],
+                               final_message(files[task_id])),
+                 "noop": ([], ""), **({"forbidden": ([call(forbidden["tool"], forbidden["arguments"])], "")}
+                                      if forbidden else {})}
+        for agent, (plan, message) in plans.items():
+            player = Player([*plan, call("end_episode", {"message": message} if message else {})])
             await env.run(task, Agents(player))
             out[agent][task_id] = player.current.trace.rewards.get("openenv_reward")
             for text in player.seen:
@@ -114,4 +121,4 @@ async def main(worldsmith_url: str, tasks_dir: Path, conversational: str) -> Non
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3]))
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]))
