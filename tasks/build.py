@@ -29,7 +29,7 @@ from llm import LLM, StepKey
 from mcp_servers.runtime import Environment, EpisodeError
 from tasks import expand
 from tasks.execute import ChainRun, run_chain
-from tasks.mode import argument_sources, task_mode
+from tasks.mode import argument_sources, finders, task_mode
 from tasks.prompts import (
     SYSTEM,
     ChainProgram,
@@ -226,7 +226,8 @@ def tokens_of(llm: LLM, item: str) -> int:
 def sources(stage: Stage, item: str, instruction: str, profile, initial: State, run: ChainRun) -> dict:
     """Where each argument of the run comes from (tasks/mode.py); the unfounded ones are logged."""
     choices = {t: {p.name for p in stage.env.tools[t].parameters if p.enum or p.type == "boolean"} for t in stage.env.tools}
-    found = argument_sources(instruction, profile, initial, [c.model_dump() for c in run.calls], run.results, choices)
+    found = argument_sources(instruction, profile, initial, [c.model_dump() for c in run.calls], run.results, choices,
+                             finders(stage.env.tools.values(), stage.spec.tool_tables))
     if found["unfounded"]:
         stage.log(f"{item}: arguments neither the request, the tools nor the user give: "
                   f"{', '.join(found['unfounded'])}")

@@ -39,5 +39,5 @@ def test_every_domain_folder_is_a_row_with_its_own_figures(tmp_path):
     text = readme.read_text()
     assert "| [job_seeking_lite](job_seeking_lite/README.md) | 30 | 8 |" in text
     assert "answer: 2, change: 3, refusal: 1" in text and "authored (2026-01-05)" in text
-    assert "| **total** | 77 | 16 |" in text and "2 domains, 77 verified tools" in text
+    assert "| **total** | 78 | 16 |" in text and "2 domains, 78 verified tools" in text
     assert svg.read_text().count("job_seeking") >= 2 and "<dc:date>" not in svg.read_text()

@@ -648,6 +648,35 @@ def delete_job_application(session: Session, application_id: str) -> dict:
     }
 
 
+# tool: find_user_profiles
+def _wanted(value, field: str):
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        raise InvalidInput(f"{field} must be a non-empty string when given")
+    return value.lower()
+
+
+def find_user_profiles(session: Session, email: str | None = None, full_name: str | None = None) -> dict:
+    email = _wanted(email, "email")
+    full_name = _wanted(full_name, "full_name")
+    if email is None and full_name is None:
+        raise InvalidInput("give email or full_name (or both) to find a profile")
+    profiles = [
+        p for p in session.exec(select(UserProfile).order_by(UserProfile.profile_id)).all()
+        if (email is None or p.email.lower() == email) and (full_name is None or full_name in p.full_name.lower())
+    ]
+    return {
+        "profiles": [
+            {"profile_id": p.profile_id, "full_name": p.full_name, "email": p.email, "headline": p.headline,
+             "location": p.location}
+            for p in profiles
+        ],
+        "count": len(profiles),
+    }
+
+
 # tool: generate_follow_up_reminder
 WAITING = ("submitted", "under_review", "interviewing")
 
