@@ -20,7 +20,7 @@ from pipeline.universe import run_all, stage_of, summary  # noqa: E402
 from tests.test_pipeline_universe import SCRIPTS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-REBUILT = ["pet_care", "knowledge_management"]  # two of the smallest bundled domains
+REBUILT = ["pet_care"]  # one of the smallest bundled domains (two at once: the failing-domain test)
 KEPT = ("transcript.jsonl", "index.json", "README.md")  # what a rebuild reads (index.json: the task
 # stage's recorded settings, rewritten by it), or does not write
 
@@ -87,7 +87,7 @@ def test_an_offline_rebuild_on_ray_is_byte_identical_even_after_a_kill(tmp_path)
     root = tmp_path / "domains"
     bundled = _inputs_only(root)
 
-    first = _universe(root, tmp_path / "logs-1")  # killed once both domains are building their tools
+    first = _universe(root, tmp_path / "logs-1")  # killed once the domain is building its tools
     deadline = time.monotonic() + 900
     while not all(_stages(tmp_path / "logs-1" / f"{name}.log") & {"tools"} for name in REBUILT):
         assert first.poll() is None, first.stderr.read()
@@ -103,7 +103,7 @@ def test_an_offline_rebuild_on_ray_is_byte_identical_even_after_a_kill(tmp_path)
     second = _universe(root, tmp_path / "logs-2")
     _out, err = second.communicate(timeout=2000)
     assert second.returncode == 0, err[-3000:]
-    assert "2 of 2 domains passed" in err
+    assert f"{len(REBUILT)} of {len(REBUILT)} domains passed" in err
     for name in REBUILT:
         log = (tmp_path / "logs-2" / f"{name}.log").read_text()
         assert "replay stopped" not in log and "MissingStep" not in log, log[-2000:]
