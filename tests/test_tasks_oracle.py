@@ -42,10 +42,11 @@ DECLINE = ('offer = [o for o in call("list_job_offers", offer_status="pending")[
            'call("respond_to_offer", offer_id=offer["offer_id"], decision="decline")\n')
 # What remains after the seed chain list_job_offers -> respond_to_offer holds a chain:
 # list_upcoming_interviews -> get_interview_details.
-D = {"add_interview_feedback", "apply_to_job_posting", "archive_old_applications", "calculate_application_success_rate",
-     "calculate_interview_preparation_time", "cancel_interview", "close_job_posting", "complete_interview",
-     "create_user_profile", "generate_follow_up_reminder", "get_interview_details", "get_job_posting",
-     "get_upcoming_deadlines", "get_user_profile", "list_applications_needing_follow_up", "list_upcoming_interviews",
+D = {"add_interview_feedback", "apply_to_job_posting", "archive_old_applications",
+     "calculate_application_success_rate", "calculate_interview_preparation_time", "cancel_interview",
+     "close_job_posting", "complete_interview", "create_user_profile", "find_user_profiles",
+     "generate_follow_up_reminder", "get_interview_details", "get_job_posting", "get_upcoming_deadlines",
+     "get_user_profile", "list_applications_needing_follow_up", "list_upcoming_interviews",
      "match_job_postings_to_profile", "save_job_posting", "search_apps_by_keyword", "search_job_postings",
      "update_user_profile"}
 
